@@ -1,0 +1,87 @@
+"""``--set a.b[2].c=value`` overrides applied to loaded data before validation.
+
+The value is read as a YAML scalar or flow collection, so ``0.75`` is a number,
+``40 ns`` a string, ``[1, 2]`` a list and ``true`` a boolean.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+import yaml
+
+from cxlsim.config.presets import PRESET_KEY
+from cxlsim.config.source import Document, KeyPath, format_path
+from cxlsim.errors import InputError, Location
+
+_PART = re.compile(r"([A-Za-z_][\w-]*)((?:\[\d+\])*)")
+_INDEX = re.compile(r"\[(\d+)\]")
+
+
+def parse_assignment(text: str) -> tuple[KeyPath, Any]:
+    """Split ``a.b[2].c=value`` into a key path and a parsed value."""
+    where = Location(f"--set {text}")
+    expected = "expected KEY=VALUE, e.g. link.cxl_penalty=0.75 or links[0].width=8"
+    key, sep, raw = text.partition("=")
+    if not sep or not key.strip():
+        raise InputError(expected, location=where)
+    path: list[str | int] = []
+    for part in key.strip().split("."):
+        match = _PART.fullmatch(part)
+        if match is None:
+            raise InputError(f"malformed key {key.strip()!r}; {expected}", location=where)
+        path.append(match.group(1))
+        path.extend(int(i) for i in _INDEX.findall(match.group(2)))
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError:
+        raise InputError(f"cannot read value {raw!r} as YAML", location=where) from None
+    return tuple(path), value
+
+
+def apply_overrides(doc: Document, assignments: list[str] | tuple[str, ...]) -> Document:
+    """Return a copy of ``doc`` with each ``KEY=VALUE`` assignment applied in order."""
+    data = copy.deepcopy(doc.data)
+    locations = dict(doc.locations)
+    for text in assignments:
+        path, value = parse_assignment(text)
+        where = Location(f"--set {text}")
+        if PRESET_KEY in path:
+            raise InputError("a preset cannot be changed with --set; edit the file or set "
+                             "the preset's fields instead", location=where)
+        data = _assign(data, path, value, where)
+        locations = {p: loc for p, loc in locations.items() if p[:len(path)] != path}
+        locations[path] = where
+    return Document(data, doc.source, locations)
+
+
+def _assign(data: Any, path: KeyPath, value: Any, where: Location) -> Any:
+    if not isinstance(data, dict):
+        raise InputError("the file does not hold a mapping at its top level", location=where)
+    node: Any = data
+    for depth, part in enumerate(path[:-1]):
+        nxt = path[depth + 1]
+        node = _step(node, part, create=list if isinstance(nxt, int) else dict,
+                     where=where, so_far=path[:depth + 1])
+    last = path[-1]
+    if isinstance(last, int):
+        if not isinstance(node, list) or not -len(node) <= last < len(node):
+            raise InputError(f"{format_path(path)}: no list item {last} to set", location=where)
+    elif not isinstance(node, dict):
+        raise InputError(f"{format_path(path[:-1])} is not a mapping", location=where)
+    node[last] = value
+    return data
+
+
+def _step(node: Any, part: str | int, create: type, where: Location, so_far: KeyPath) -> Any:
+    if isinstance(part, int):
+        if not isinstance(node, list) or not -len(node) <= part < len(node):
+            raise InputError(f"{format_path(so_far)}: no such list item", location=where)
+        return node[part]
+    if not isinstance(node, dict):
+        raise InputError(f"{format_path(so_far[:-1])} is not a mapping", location=where)
+    if node.get(part) is None:
+        node[part] = create()
+    return node[part]

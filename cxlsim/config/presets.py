@@ -1,0 +1,90 @@
+"""Expand ``preset: NAME`` references into the data of ``models/NAME.yaml``.
+
+Any mapping in a topology, experiment or preset file may name a preset; the preset's
+fields come first and the fields written beside ``preset:`` override them (nested
+mappings merge key by key, lists are replaced whole). Presets may themselves name a
+preset. ``NAME`` is a path under a ``models/`` folder, without extension, looked up in
+the folders above the referencing file first and then in the cxlsim checkout.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from cxlsim.config.source import (TOML_SUFFIXES, YAML_SUFFIXES, Document, KeyPath,
+                                  format_path, load_file)
+from cxlsim.errors import InputError
+
+PRESET_KEY = "preset"
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+
+def find_preset(name: str, near: str) -> Path:
+    """The file of preset ``name``, searching ``models/`` above ``near``, then the project."""
+    near_path = Path(near).resolve()
+    bases = list(near_path.parents) if near_path.exists() else []
+    bases.append(PROJECT_ROOT)
+    tried: list[str] = []
+    for models in dict.fromkeys(base / "models" for base in bases):
+        if not models.is_dir():
+            continue
+        for suffix in YAML_SUFFIXES + TOML_SUFFIXES:
+            candidate = models / f"{name}{suffix}"
+            if candidate.is_file():
+                return candidate
+        tried.append(str(models))
+    raise KeyError(tried)
+
+
+def expand_presets(doc: Document, chain: tuple[str, ...] = ()) -> Document:
+    """Return a new document with every ``preset:`` reference merged in.
+
+    ``chain`` holds the preset files being expanded above this one, to catch cycles.
+    """
+    locations = dict(doc.locations)
+    data = _expand(doc.data, (), doc, locations, chain)
+    return Document(data, doc.source, locations)
+
+
+def _expand(value: Any, path: KeyPath, doc: Document, locations: dict, chain: tuple) -> Any:
+    if isinstance(value, list):
+        return [_expand(item, path + (i,), doc, locations, chain) for i, item in enumerate(value)]
+    if not isinstance(value, dict):
+        return value
+    local = {k: _expand(v, path + (k,), doc, locations, chain)
+             for k, v in value.items() if k != PRESET_KEY}
+    if PRESET_KEY not in value:
+        return local
+    name = value[PRESET_KEY]
+    where = doc.locate(path + (PRESET_KEY,))
+    key = format_path(path + (PRESET_KEY,))
+    if not isinstance(name, str) or not name:
+        raise InputError(f"expected a preset name such as 'links/pcie-gen3-x16'; found {name!r}",
+                         location=where, key=key)
+    try:
+        preset_file = find_preset(name, doc.source)
+    except KeyError as exc:
+        searched = ", ".join(exc.args[0]) or "no models/ folder found"
+        raise InputError(f"unknown preset {name!r} (looked for models/{name}.yaml in: {searched})",
+                         location=where, key=key) from None
+    if str(preset_file) in chain:
+        raise InputError(f"preset {name!r} refers back to itself", location=where, key=key)
+    preset_doc = expand_presets(load_file(preset_file), chain + (str(preset_file),))
+    if not isinstance(preset_doc.data, dict):
+        raise InputError("a preset file must hold a mapping of fields",
+                         location=preset_doc.locate(()))
+    for sub, loc in preset_doc.locations.items():  # fields written locally keep their own
+        locations.setdefault(path + sub, loc)
+    return _merge(preset_doc.data, local)
+
+
+def _merge(base: dict, override: dict) -> dict:
+    """Deep-merge two mappings: ``override`` wins; nested mappings merge; lists are replaced."""
+    out = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out

@@ -1,0 +1,150 @@
+"""Read YAML and TOML files into plain data plus a map of where every value came from.
+
+A :class:`Document` is the parsed data together with ``locations``: key path (a tuple of
+mapping keys and list indices) -> :class:`~cxlsim.errors.Location`. Validation errors
+use that map to name the file, the line and the column of the offending value.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from cxlsim.errors import InputError, Location
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised only on Python 3.10
+    import tomli as tomllib
+
+KeyPath = tuple[str | int, ...]
+
+YAML_SUFFIXES = (".yaml", ".yml")
+TOML_SUFFIXES = (".toml",)
+
+
+@dataclass
+class Document:
+    """Parsed file data with the source location of each key path."""
+
+    data: Any
+    source: str
+    locations: dict[KeyPath, Location] = field(default_factory=dict)
+
+    def subdocument(self, prefix: KeyPath) -> Document:
+        """The part of this document under ``prefix``, with its own key paths."""
+        data: Any = self.data
+        for part in prefix:
+            data = data[part]
+        n = len(prefix)
+        locations = {p[n:]: loc for p, loc in self.locations.items() if p[:n] == prefix}
+        return Document(data, self.source, locations)
+
+    def graft(self, key: str, other: Document) -> Document:
+        """A copy with ``other`` (e.g. an included file) as the top-level ``key``."""
+        data = {**self.data, key: other.data}
+        locations = {p: loc for p, loc in self.locations.items() if p[:1] != (key,)}
+        locations.update({(key,) + p: loc for p, loc in other.locations.items()})
+        return Document(data, self.source, locations)
+
+    def locate(self, path: KeyPath) -> Location:
+        """The location of ``path``, or of its nearest located ancestor, or the file."""
+        for cut in range(len(path), -1, -1):
+            loc = self.locations.get(tuple(path[:cut]))
+            if loc is not None:
+                return loc
+        return Location(self.source)
+
+
+def format_path(path: KeyPath) -> str:
+    """Render a key path the way users write it in ``--set``: ``links[2].latency``."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def load_file(path: str | Path) -> Document:
+    """Load a YAML or TOML file (chosen by extension) into a :class:`Document`."""
+    path = Path(path)
+    source = str(path)
+    if not path.is_file():
+        raise InputError(f"no such file (expected a {'/'.join(YAML_SUFFIXES + TOML_SUFFIXES)} file)",
+                         location=source)
+    suffix = path.suffix.lower()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read file: {exc}", location=source) from None
+    if suffix in YAML_SUFFIXES:
+        return parse_yaml(text, source)
+    if suffix in TOML_SUFFIXES:
+        return parse_toml(text, source)
+    raise InputError(f"unknown file type {suffix!r}; expected .yaml, .yml or .toml",
+                     location=source)
+
+
+def parse_toml(text: str, source: str) -> Document:
+    """Parse TOML text; TOML gives no positions, so errors name file and key only."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"invalid TOML: {exc}", location=source) from None
+    return Document(data, source, {(): Location(source)})
+
+
+def parse_yaml(text: str, source: str) -> Document:
+    """Parse one YAML document, recording the line and column of every key and item."""
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return Document({}, source, {(): Location(source)})
+        locations: dict[KeyPath, Location] = {}
+        data = _construct(loader, node, (), source, locations)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        line = mark.line + 1 if mark else None
+        col = mark.column + 1 if mark else None
+        problem = exc.problem or str(exc)
+        raise InputError(f"invalid YAML: {problem}",
+                         location=Location(source, line, col)) from None
+    except yaml.YAMLError as exc:
+        raise InputError(f"invalid YAML: {exc}", location=source) from None
+    finally:
+        loader.dispose()
+    return Document(data, source, locations)
+
+
+def _mark(node: yaml.Node, source: str) -> Location:
+    return Location(source, node.start_mark.line + 1, node.start_mark.column + 1)
+
+
+def _construct(loader: yaml.SafeLoader, node: yaml.Node, path: KeyPath, source: str,
+               locations: dict[KeyPath, Location]) -> Any:
+    """Build plain data from a YAML node, rejecting duplicate keys (YAML keeps the last)."""
+    locations.setdefault(path, _mark(node, source))
+    if isinstance(node, yaml.MappingNode):
+        loader.flatten_mapping(node)
+        out: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            key = loader.construct_object(key_node, deep=True)
+            if not isinstance(key, str):
+                key = str(key)
+            if key in out:
+                raise InputError(f"duplicate key {key!r}", location=_mark(key_node, source),
+                                 key=format_path(path + (key,)))
+            locations[path + (key,)] = _mark(value_node, source)
+            out[key] = _construct(loader, value_node, path + (key,), source, locations)
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        return [_construct(loader, item, path + (i,), source, locations)
+                for i, item in enumerate(node.value)]
+    return loader.construct_object(node, deep=True)

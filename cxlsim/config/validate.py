@@ -1,0 +1,153 @@
+"""Validate a :class:`Document` against a schema and turn pydantic errors into one line.
+
+The message names the file, the line and column (YAML), the key path as a user would
+write it with ``--set``, what was expected and what was found; for an unknown key it
+suggests the closest allowed one.
+"""
+
+from __future__ import annotations
+
+import difflib
+import types
+import typing
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from cxlsim.config.source import Document, KeyPath, format_path
+from cxlsim.errors import InputError
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def validate_document(model: type[M], doc: Document) -> M:
+    """Build ``model`` from ``doc``; raise :class:`InputError` naming the first problem."""
+    try:
+        return model.model_validate(doc.data)
+    except ValidationError as exc:
+        raise error_from_validation(model, doc, exc) from None
+
+
+def error_from_validation(model: type[BaseModel], doc: Document,
+                          exc: ValidationError) -> InputError:
+    """The :class:`InputError` for the first error pydantic reports."""
+    errors = exc.errors(include_url=False)
+    first = errors[0]
+    loc = tuple(first["loc"])
+    path = _data_path(doc.data, loc, first["type"])
+    message = _message(model, loc, path, first)
+    if len(errors) > 1:
+        message += f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
+    return InputError(message, location=doc.locate(path), key=format_path(path) or None)
+
+
+def _data_path(data: Any, loc: tuple, err_type: str) -> KeyPath:
+    """Map pydantic's ``loc`` onto the user's data, dropping union tags and validator names."""
+    path: list[str | int] = []
+    node = data
+    for i, part in enumerate(loc):
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+        elif i == len(loc) - 1 and err_type == "missing":
+            pass
+        else:
+            continue
+        path.append(part)
+    return tuple(path)
+
+
+def _message(model: type[BaseModel], loc: tuple, path: KeyPath, err: dict) -> str:
+    kind = err["type"]
+    found = err.get("input")
+    if kind == "extra_forbidden":
+        key = path[-1] if path else loc[-1]
+        allowed = _allowed_keys(model, loc[:-1])
+        hint = ""
+        close = difflib.get_close_matches(str(key), allowed, n=1)
+        if close:
+            hint = f"; did you mean {close[0]!r}?"
+        elif allowed:
+            hint = f"; expected one of: {', '.join(sorted(allowed))}"
+        return f"unknown key {key!r}{hint}"
+    if kind == "missing":
+        return "missing required key"
+    msg = err["msg"]
+    for prefix in ("Value error, ", "Assertion failed, "):
+        if msg.startswith(prefix):
+            return msg[len(prefix):]
+    if msg.startswith("Input should be "):
+        msg = "expected " + msg[len("Input should be "):]
+    elif msg.startswith("Input tag "):
+        tags = err.get("ctx", {}).get("expected_tags", "")
+        return f"expected one of {tags}; found {err.get('ctx', {}).get('tag', found)!r}"
+    return f"{msg}; found {_show(found)}"
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _allowed_keys(model: type[BaseModel], loc: tuple) -> list[str]:
+    """Field names (and aliases) of the sub-model at ``loc``, best effort."""
+    target = _model_at(model, loc)
+    if target is None:
+        return []
+    return [f.alias or name for name, f in target.model_fields.items()]
+
+
+def _model_at(tp: Any, loc: tuple) -> type[BaseModel] | None:
+    parts = list(loc)
+    while True:
+        tp = _unwrap(tp)
+        origin = typing.get_origin(tp)
+        if origin in (typing.Union, types.UnionType):
+            member = _union_member(typing.get_args(tp), parts[0] if parts else None)
+            if member is None:
+                return None
+            if parts and parts[0] == _tag_of(member):
+                parts.pop(0)
+            tp = member
+            continue
+        if not parts:
+            return tp if isinstance(tp, type) and issubclass(tp, BaseModel) else None
+        part = parts.pop(0)
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            field = tp.model_fields.get(part) if isinstance(part, str) else None
+            if field is None:
+                field = next((f for f in tp.model_fields.values() if f.alias == part), None)
+            if field is None:
+                return None
+            tp = field.annotation
+        elif origin in (list, tuple) and isinstance(part, int):
+            tp = typing.get_args(tp)[0]
+        elif origin is dict:
+            tp = typing.get_args(tp)[1]
+        else:
+            return None
+
+
+def _unwrap(tp: Any) -> Any:
+    while typing.get_origin(tp) is typing.Annotated:
+        tp = typing.get_args(tp)[0]
+    return tp
+
+
+def _union_member(members: tuple, tag: Any) -> Any:
+    models = [m for m in (_unwrap(a) for a in members) if m is not type(None)]
+    for member in models:
+        if _tag_of(member) == tag:
+            return member
+    return models[0] if len(models) == 1 else None
+
+
+def _tag_of(member: Any) -> Any:
+    """The literal default of a model's discriminator-like ``type``/``kind`` field."""
+    if isinstance(member, type) and issubclass(member, BaseModel):
+        for name in ("type", "kind"):
+            field = member.model_fields.get(name)
+            if field is not None and isinstance(field.default, str):
+                return field.default
+    return None
