@@ -1,0 +1,43 @@
+"""Topologies: the file schema, the checked networkx graph, and routes.
+
+>>> topo = load_topology("topologies/switch-pool.yaml")   # doctest: +SKIP
+>>> [(r.device, r.latency) for r in topo.routes]           # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import networkx as nx
+
+from cxlsim.config import load_document, validate_document
+from cxlsim.topology.graph import Route, build_graph, routes
+from cxlsim.topology.schema import DEVICE_TYPES, LinkSpec, TopologySpec
+
+__all__ = ["DEVICE_TYPES", "LinkSpec", "Route", "Topology", "TopologySpec", "build_graph",
+           "load_topology", "routes"]
+
+
+@dataclass
+class Topology:
+    """A validated topology: its spec, its graph and its host-to-device routes."""
+
+    spec: TopologySpec
+    graph: nx.Graph
+    source: str = ""
+    routes: list[Route] = field(default_factory=list)
+
+    @classmethod
+    def from_spec(cls, spec: TopologySpec, source: str = "") -> Topology:
+        """Check a spec built in Python (errors carry key paths but no file lines)."""
+        graph = build_graph(spec)
+        return cls(spec, graph, source, routes(graph))
+
+
+def load_topology(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> Topology:
+    """Load, validate and check a topology file; errors name file, line and key."""
+    doc = load_document(path, overrides)
+    spec = validate_document(TopologySpec, doc)
+    graph = build_graph(spec, doc)
+    return Topology(spec, graph, str(path), routes(graph))

@@ -1,0 +1,123 @@
+"""The topology file: nodes (hosts, root ports, switches, devices, memories) and links.
+
+Nodes are a list discriminated by ``type``; links join two node endpoints written
+``node`` or ``node.port``. Cross-references (a link to a missing node, a port used
+twice, an unreachable device) are checked on the graph, in :mod:`cxlsim.topology.graph`,
+where the file positions of the offending keys are known.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Union
+
+from pydantic import Field, field_validator
+
+from cxlsim.config.base import StrictModel
+from cxlsim.engine import Params
+from cxlsim.link.params import LinkParams
+from cxlsim.units import Bandwidth, Frequency, Rate, Size, Time
+
+_NAME = r"^[A-Za-z_][A-Za-z0-9_-]*$"
+
+
+class _Node(Params):
+    name: str = Field(pattern=_NAME, description="unique node name (letters, digits, _ and -)")
+
+
+class HostSpec(_Node):
+    """A host: CPU sockets with cores and local DRAM channels."""
+
+    type: Literal["host"] = "host"
+    sockets: int = Field(1, ge=1, description="CPU sockets")
+    cores: int = Field(1, ge=1, description="cores per socket")
+    frequency: Frequency = Field(2.0e9, description="core clock")
+    dram_channels: int = Field(8, ge=0, description="local DRAM channels per socket")
+
+
+class RootPortSpec(_Node):
+    """A root port / host bridge of a host, with the home agent's added latency."""
+
+    type: Literal["root_port"] = "root_port"
+    host: str = Field(description="the host this root port belongs to")
+    latency: Time = Field(0.0, description="home agent + root port latency, one way")
+
+
+class SwitchSpec(_Node):
+    """A PCIe/CXL switch: ports, a hop latency, optional per-port bandwidth cap."""
+
+    type: Literal["switch"] = "switch"
+    ports: int = Field(ge=2, description="number of ports (upstream and downstream)")
+    hop_latency: Time = Field(90.0, description="latency through the switch, one way")
+    port_bandwidth: Bandwidth | None = Field(None, description="per-port bandwidth cap")
+
+
+class CxlDeviceSpec(_Node):
+    """A CXL Type 1 (cache only), Type 2 (cache + memory) or Type 3 (memory) device."""
+
+    type: Literal["cxl_device"] = "cxl_device"
+    cxl_type: Literal[1, 2, 3] = Field(description="CXL device type")
+    capacity: Size = Field(0, description="device-attached memory")
+    controller_latency: Time = Field(0.0, description="device controller latency")
+    media_latency: Time = Field(0.0, description="memory media access latency")
+
+
+class AcceleratorSpec(_Node):
+    """A GPU or FPGA, on plain PCIe or as a CXL Type 1/2 device."""
+
+    type: Literal["accelerator"] = "accelerator"
+    kind: Literal["gpu", "fpga"] = Field(description="accelerator kind")
+    cxl_type: Literal[1, 2] | None = Field(None, description="CXL type, or none for plain PCIe")
+    capacity: Size = Field(0, description="device memory")
+
+
+class PcieDeviceSpec(_Node):
+    """A plain PCIe endpoint with DMA engines (NIC, SSD, ...)."""
+
+    type: Literal["pcie_device"] = "pcie_device"
+    dma_engines: int = Field(1, ge=1, description="DMA engines")
+
+
+class DramSpec(_Node):
+    """DRAM attached to a host (local memory) or to a device (device memory)."""
+
+    type: Literal["dram"] = "dram"
+    attached_to: str = Field(description="host or device node this memory belongs to")
+    channels: int = Field(1, ge=1, description="memory channels")
+    data_rate: Rate = Field(4.8e9, description="transfer rate per channel pin, e.g. '4800 MT/s'")
+    capacity: Size = Field(0, description="capacity")
+    latency: Time = Field(0.0, description="unloaded access latency")
+
+
+NodeSpec = Annotated[
+    Union[HostSpec, RootPortSpec, SwitchSpec, CxlDeviceSpec, AcceleratorSpec,
+          PcieDeviceSpec, DramSpec],
+    Field(discriminator="type"),
+]
+
+#: Node types that are route destinations ("devices") for ``topology show``.
+DEVICE_TYPES = ("cxl_device", "accelerator", "pcie_device")
+
+
+class LinkSpec(LinkParams):
+    """A link between two endpoints, ``node`` or ``node.port``."""
+
+    name: str | None = Field(None, pattern=_NAME, description="optional link name")
+    src: str = Field(alias="from", description="upstream endpoint: node or node.port")
+    dst: str = Field(alias="to", description="downstream endpoint: node or node.port")
+
+    @field_validator("src", "dst")
+    @classmethod
+    def _endpoint_form(cls, value: str) -> str:
+        node, _, port = value.partition(".")
+        if not node or (_ and not port) or "." in port:
+            raise ValueError(f"expected an endpoint 'node' or 'node.port'; found {value!r}")
+        return value
+
+
+class TopologySpec(StrictModel):
+    """A whole system: what it is called, its nodes and its links."""
+
+    name: str = Field(description="topology name")
+    description: str = Field("", description="what this system is")
+    nodes: list[NodeSpec] = Field(min_length=1, description="hosts, ports, switches, devices")
+    links: list[LinkSpec] = Field(default_factory=list, description="links between endpoints")
