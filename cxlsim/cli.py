@@ -1,0 +1,166 @@
+"""The ``cxlsim`` command: run experiments, validate against published targets,
+inspect topologies.
+
+User mistakes (:class:`~cxlsim.errors.InputError`) are printed as one line on stderr
+with exit status 2 and no traceback; exit 1 means a validation target failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from cxlsim.errors import InputError
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cxlsim", description="Discrete-event simulator of CXL and tiered memory.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = sub.add_parser("run", help="run an experiment file and write a run folder")
+    run.add_argument("experiment", help="experiment file (.yaml or .toml)")
+    _add_set(run)
+    run.add_argument("--out", help="run folder (default: runs/NAME)")
+    run.add_argument("--json", action="store_true",
+                     help="print the experiment, metrics and tables as JSON on stdout")
+    run.set_defaults(handler=_cmd_run)
+
+    resolve = sub.add_parser("resolve", help="print an experiment with presets, topology "
+                                             "and --set applied, as YAML")
+    resolve.add_argument("experiment", help="experiment file (.yaml or .toml)")
+    _add_set(resolve)
+    resolve.set_defaults(handler=_cmd_resolve)
+
+    val = sub.add_parser("validate", help="every reproduction target, simulated vs published")
+    val.add_argument("--quick", action="store_true", help="fast settings (under two minutes)")
+    val.add_argument("--json", action="store_true", help="print the rows as a JSON list")
+    val.set_defaults(handler=_cmd_validate)
+
+    topo = sub.add_parser("topology", help="inspect topology files")
+    topo_sub = topo.add_subparsers(dest="topology_command", required=True, metavar="ACTION")
+    show = topo_sub.add_parser("show", help="print nodes, links and host-to-device routes")
+    show.add_argument("file", help="topology file (.yaml or .toml)")
+    _add_set(show)
+    show.add_argument("--html", metavar="OUT", help="also write a plotly picture of the graph")
+    show.set_defaults(handler=_cmd_topology_show)
+    return parser
+
+
+def _add_set(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--set", dest="overrides", action="append", default=[],
+                        metavar="KEY=VALUE", help="override a field, e.g. link.cxl_penalty=0.75 "
+                                                  "or links[0].width=8 (repeatable)")
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from cxlsim.experiments import load_experiment, write_run_folder
+
+    spec = load_experiment(args.experiment, args.overrides)
+    result = spec.run(progress=sys.stderr.isatty())
+    out = write_run_folder(result, args.out or Path("runs") / spec.name)
+    if args.json:
+        print(result.to_json())
+    else:
+        width = max((len(k) for k in result.metrics), default=0)
+        for key, value in result.metrics.items():
+            shown = f"{value:.6g}" if isinstance(value, float) else value
+            print(f"{key:<{width}}  {shown}")
+    print(f"run folder: {out}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _cmd_resolve(args: argparse.Namespace) -> int:
+    from cxlsim.config import dump_yaml
+    from cxlsim.experiments import load_experiment
+
+    print(dump_yaml(load_experiment(args.experiment, args.overrides)), end="")
+    return EXIT_OK
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from cxlsim.validation import ROW_KEYS
+    from cxlsim.validation.run import failed, validate
+
+    rows = validate(quick=args.quick, progress=sys.stderr.isatty())
+    if args.json:
+        print(json.dumps([{k: row[k] for k in ROW_KEYS} for row in rows], indent=1))
+    else:
+        print(_table(rows, ROW_KEYS))
+        notes = [f"{row['id']}: {row['note']}" for row in rows if row["note"]]
+        if notes:
+            print("\nNotes:\n" + "\n".join(notes))
+        counts: dict[str, int] = {}
+        for row in rows:
+            counts[row["status"]] = counts.get(row["status"], 0) + 1
+        print("\n" + ", ".join(f"{n} {status}" for status, n in counts.items()))
+    return EXIT_FAILED if failed(rows) else EXIT_OK
+
+
+def _cmd_topology_show(args: argparse.Namespace) -> int:
+    from cxlsim.topology import load_topology
+    from cxlsim.units import format_bandwidth, format_time
+
+    topo = load_topology(args.file, args.overrides)
+    print(f"Topology {topo.spec.name}: {topo.spec.description.strip()}\n")
+    nodes = [{"node": n.name, "type": n.type,
+              "details": ", ".join(f"{k}={v}" for k, v in n.model_dump(
+                  mode="json", exclude={"name", "type"}, exclude_defaults=True).items())}
+             for n in topo.spec.nodes]
+    print(_table(nodes, ("node", "type", "details")) + "\n")
+    links = []
+    for a, b, edge in topo.graph.edges(data=True):
+        if edge["internal"]:
+            continue
+        link = edge["link"]
+        links.append({"link": f"{link.src} -- {link.dst}", "protocol": link.protocol,
+                      "rate": f"{link.transfer_rate / 1e9:g} GT/s", "width": f"x{link.width}",
+                      "flit": link.flit or "-",
+                      "bandwidth/dir": format_bandwidth(edge["bandwidth"], digits=4),
+                      "latency": format_time(edge["latency"], digits=4)})
+    print(_table(links, ("link", "protocol", "rate", "width", "flit", "bandwidth/dir",
+                         "latency")) + "\n")
+    routes = [{"route": f"{r.host} -> {r.device}", "links": str(r.links),
+               "latency": format_time(r.latency, digits=4),
+               "bandwidth/dir": format_bandwidth(r.bandwidth, digits=4),
+               "path": " > ".join(r.path)} for r in topo.routes]
+    print(f"{len(routes)} host->device routes (one-way latency, bottleneck bandwidth):")
+    print(_table(routes, ("route", "links", "latency", "bandwidth/dir", "path")))
+    if args.html:
+        from cxlsim.plot.topology import topology_figure
+
+        topology_figure(topo).write_html(args.html)
+        print(f"\nwrote {args.html}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _table(rows: Sequence[dict], columns: Sequence[str]) -> str:
+    """A plain-text table, columns as wide as their widest cell."""
+    cells = [[("" if row.get(c) is None else str(row.get(c))) for c in columns] for row in rows]
+    widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths)),
+             "  ".join("-" * w for w in widths)]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)) for r in cells]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``cxlsim`` console script."""
+    args = _parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except InputError as exc:
+        print(f"cxlsim: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("cxlsim: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

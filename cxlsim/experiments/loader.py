@@ -1,0 +1,44 @@
+"""Load an experiment file: presets, the topology file it names, ``--set``, its kind."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cxlsim.config import apply_overrides, expand_presets, load_file, validate_document
+from cxlsim.config.source import Document
+from cxlsim.errors import InputError
+from cxlsim.experiments.spec import ExperimentSpec, experiment_kinds
+from cxlsim.topology.graph import build_graph
+
+
+def load_experiment(path: str | Path, overrides: list[str] | tuple[str, ...] = ()
+                    ) -> ExperimentSpec:
+    """Validate an experiment file (and its topology) into its kind's spec class."""
+    doc = expand_presets(load_file(path))
+    if not isinstance(doc.data, dict):
+        raise InputError("an experiment file must hold a mapping of keys", location=doc.locate(()))
+    doc = _include_topology(doc, Path(path))
+    doc = apply_overrides(doc, overrides)
+    kinds = experiment_kinds()
+    kind = doc.data.get("kind")
+    if kind not in kinds:
+        found = "missing" if kind is None else f"found {kind!r}"
+        raise InputError(f"expected 'kind' to be one of {', '.join(sorted(kinds))}; {found}",
+                         location=doc.locate(("kind",)), key="kind")
+    spec = validate_document(kinds[kind], doc)
+    if spec.topology is not None:
+        build_graph(spec.topology, doc.subdocument(("topology",)))
+    return spec
+
+
+def _include_topology(doc: Document, path: Path) -> Document:
+    """Replace ``topology: FILE`` with the file's (preset-expanded) content."""
+    ref = doc.data.get("topology")
+    if not isinstance(ref, str):
+        return doc
+    topo_path = (path.parent / ref)
+    if not topo_path.is_file():
+        raise InputError(f"topology file {str(topo_path)!r} not found (paths are relative to "
+                         "the experiment file)", location=doc.locate(("topology",)),
+                         key="topology")
+    return doc.graft("topology", expand_presets(load_file(topo_path)))

@@ -1,0 +1,1 @@
+"""Plotly figures and the HTML run report."""

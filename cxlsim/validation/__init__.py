@@ -1,0 +1,55 @@
+"""``cxlsim validate``: every published target, simulated versus published.
+
+A *check* runs the simulator for one or more targets and returns an :class:`Outcome`
+per target id. Targets whose check is not registered yet are NOT MODELLED: the table
+never shows a value that did not come out of a model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import resources
+
+import yaml
+
+PASS, FAIL, EXPLAINED, NOT_MODELLED = "PASS", "FAIL", "EXPLAINED", "NOT MODELLED"
+
+#: Keys of one validation row, in order (the ``--json`` schema).
+ROW_KEYS = ("id", "quantity", "published", "simulated", "tolerance", "status")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A check's verdict on one target: the simulated value as text, status, and why."""
+
+    simulated: str
+    status: str
+    note: str = ""
+
+
+Check = Callable[[bool], dict[str, Outcome]]
+_CHECKS: list[tuple[tuple[str, ...], Check]] = []
+
+
+def check(*target_ids: str) -> Callable[[Check], Check]:
+    """Register a function ``f(quick) -> {target_id: Outcome}`` for these targets."""
+
+    def deco(fn: Check) -> Check:
+        _CHECKS.append((target_ids, fn))
+        return fn
+
+    return deco
+
+
+def targets() -> list[dict[str, str]]:
+    """The published targets table (id, quantity, published, tolerance)."""
+    text = resources.files(__package__).joinpath("targets.yaml").read_text(encoding="utf-8")
+    return [{k: str(v) for k, v in row.items()} for row in yaml.safe_load(text)]
+
+
+def registered_checks() -> list[tuple[tuple[str, ...], Check]]:
+    """The registered checks, importing the modules that define them."""
+    from cxlsim.validation import checks  # noqa: F401  (registers by import)
+
+    return list(_CHECKS)
