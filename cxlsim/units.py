@@ -20,8 +20,9 @@ Conventions:
   Ki, Mi, Gi, Ti by 2^10. Units that could mean either ("K", "G") or that confuse
   bits with bytes ("Gb" for a size, "GBps") are rejected with a hint, never guessed.
 * "B" is bytes; "b" and "bps" are bits, divided by 8 for a bandwidth.
-* A unit is required, except for zero, for sizes (a bare integer is bytes) and for
-  percentages (a bare number in [0, 1] is a fraction). Negative, NaN and infinite
+* In a user's file or ``--set`` a unit is required, except for zero, for sizes (a
+  bare integer is bytes) and for percentages (a bare number in [0, 1] is a fraction);
+  Python code building a model may pass plain numbers in the internal units. Negative, NaN and infinite
   values are always rejected.
 * The number is multiplied by the unit's factor in exact decimal arithmetic and
   rounded once, so "1.1 us" is exactly 1100.0.
@@ -39,7 +40,7 @@ from dataclasses import dataclass, field
 from decimal import MAX_EMAX, MIN_EMIN, ROUND_HALF_EVEN, Context, Decimal
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, PlainSerializer, WithJsonSchema
+from pydantic import BeforeValidator, PlainSerializer, ValidationInfo, WithJsonSchema
 
 __all__ = [
     "UnitError",
@@ -309,20 +310,37 @@ def _schema(kind: _Kind, number: str) -> WithJsonSchema:
     })
 
 
+#: Validation-context flag set when a model is built from a user's file or ``--set``.
+USER_INPUT = "user_input"
+
+
+def _validator(parse: Any, kind: _Kind) -> BeforeValidator:
+    """Parse unit strings; a bare number is in internal units only when Python code
+    builds the model (no :data:`USER_INPUT` context) -- in a user's file it is ambiguous."""
+
+    def validate(value: Any, info: ValidationInfo) -> Any:
+        from_user = bool(info.context and info.context.get(USER_INPUT))
+        if from_user or isinstance(value, (str, bool)) or not isinstance(value, numbers.Real):
+            return parse(value)
+        return _parse(kind, f"{value!r} {kind.base}".rstrip()) if kind.base else parse(value)
+
+    return BeforeValidator(validate)
+
+
 def _as_text(fmt: Any) -> PlainSerializer:
     """Unit strings in JSON dumps; numbers stay numbers in python-mode dumps."""
     return PlainSerializer(fmt, return_type=str, when_used="json-unless-none")
 
 
-Time = Annotated[float, BeforeValidator(parse_time), _as_text(format_time),
+Time = Annotated[float, _validator(parse_time, _TIME), _as_text(format_time),
                  _schema(_TIME, "number")]
-Size = Annotated[int, BeforeValidator(parse_size), _as_text(format_size),
+Size = Annotated[int, _validator(parse_size, _SIZE), _as_text(format_size),
                  _schema(_SIZE, "integer")]
-Bandwidth = Annotated[float, BeforeValidator(parse_bandwidth), _as_text(format_bandwidth),
+Bandwidth = Annotated[float, _validator(parse_bandwidth, _BANDWIDTH), _as_text(format_bandwidth),
                       _schema(_BANDWIDTH, "number")]
-Rate = Annotated[float, BeforeValidator(parse_rate), _as_text(format_rate),
+Rate = Annotated[float, _validator(parse_rate, _RATE), _as_text(format_rate),
                  _schema(_RATE, "number")]
-Frequency = Annotated[float, BeforeValidator(parse_frequency), _as_text(format_frequency),
+Frequency = Annotated[float, _validator(parse_frequency, _FREQUENCY), _as_text(format_frequency),
                       _schema(_FREQUENCY, "number")]
-Percent = Annotated[float, BeforeValidator(parse_percent), _as_text(format_percent),
+Percent = Annotated[float, _validator(parse_percent, _PERCENT), _as_text(format_percent),
                     _schema(_PERCENT, "number")]

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 
 from cxlsim.config.source import Document, KeyPath, format_path
 from cxlsim.errors import InputError
+from cxlsim.units import USER_INPUT
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -23,7 +24,7 @@ M = TypeVar("M", bound=BaseModel)
 def validate_document(model: type[M], doc: Document) -> M:
     """Build ``model`` from ``doc``; raise :class:`InputError` naming the first problem."""
     try:
-        return model.model_validate(doc.data)
+        return model.model_validate(doc.data, context={USER_INPUT: True})
     except ValidationError as exc:
         raise error_from_validation(model, doc, exc) from None
 

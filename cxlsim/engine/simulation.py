@@ -6,28 +6,12 @@ from collections.abc import Iterator
 
 import pandas as pd
 import simpy
-from simpy.core import SimTime
 from simpy.events import URGENT
 
+from cxlsim.engine.callbacks import call_later
 from cxlsim.engine.component import Component
 from cxlsim.engine.rng import make_rng
 from cxlsim.engine.stats import StatsRegistry
-
-
-class _UrgentTimeout(simpy.Event):
-    """A timeout that fires before every other event due at the same time.
-
-    Scheduled when the run is created, it ends warm-up ahead of anything else at
-    ``warmup`` (even the stop event of ``run(until=warmup)``), so counters agree with
-    the ``now >= warmup`` rule of tallies and levels. Built like ``simpy.Timeout``,
-    which has no priority argument.
-    """
-
-    def __init__(self, env: simpy.Environment, delay: SimTime) -> None:
-        super().__init__(env)
-        self._ok = True
-        self._value = None
-        env.schedule(self, URGENT, delay)
 
 
 class Simulation:
@@ -46,7 +30,9 @@ class Simulation:
         self.stats = StatsRegistry(warmup)
         self.components: list[Component] = []
         if warmup > 0:
-            _UrgentTimeout(self.env, warmup).callbacks.append(lambda _: self.stats.end_warmup())
+            # URGENT: warm-up ends before anything else due at that instant, so counters
+            # agree with the ``now >= warmup`` rule of tallies and levels.
+            call_later(self.env, warmup, lambda _: self.stats.end_warmup(), priority=URGENT)
 
     @property
     def now(self) -> float:

@@ -7,7 +7,7 @@ validates the rest of the file against that subclass.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import Field
 
@@ -20,6 +20,16 @@ if TYPE_CHECKING:
 _KINDS: dict[str, type[ExperimentSpec]] = {}
 
 
+class SweepSpec(StrictModel):
+    """A grid of overrides: every combination of the listed values is one sweep point."""
+
+    grid: dict[str, list[Any]] = Field(
+        min_length=1, description="key path (as for --set) -> values to sweep")
+    jobs: int | None = Field(None, ge=1, description="worker processes (default: CPU count)")
+    heatmaps: list[str] = Field(
+        default_factory=list, description="metrics drawn as heat maps over the first two keys")
+
+
 class ExperimentSpec(StrictModel):
     """Fields every experiment has; subclasses add their own and implement :meth:`run`."""
 
@@ -30,9 +40,10 @@ class ExperimentSpec(StrictModel):
     seed: int = Field(1, ge=0, description="seed of the run's random generator")
     topology: TopologySpec | None = Field(
         None, description="the system: a topology file path (relative to this file) or inline")
+    sweep: SweepSpec | None = Field(None, description="a grid of points to run instead of one")
 
-    def run(self, progress: bool = False) -> RunResult:
-        """Run the experiment and return its metrics, tables and figures."""
+    def run(self, progress: bool = False, point: int = 0) -> RunResult:
+        """Run one point of the experiment; ``point`` selects the sweep point's RNG stream."""
         raise NotImplementedError
 
 

@@ -13,6 +13,7 @@ from typing import Annotated, Literal, Union
 from pydantic import Field, field_validator
 
 from cxlsim.config.base import StrictModel
+from cxlsim.devices.memory import MemoryBackendParams
 from cxlsim.engine import Params
 from cxlsim.link.params import LinkParams
 from cxlsim.units import Bandwidth, Frequency, Rate, Size, Time
@@ -51,14 +52,15 @@ class SwitchSpec(_Node):
     port_bandwidth: Bandwidth | None = Field(None, description="per-port bandwidth cap")
 
 
-class CxlDeviceSpec(_Node):
-    """A CXL Type 1 (cache only), Type 2 (cache + memory) or Type 3 (memory) device."""
+class CxlDeviceSpec(_Node, MemoryBackendParams):
+    """A CXL Type 1 (cache only), Type 2 (cache + memory) or Type 3 (memory) device.
+
+    The memory timing fields are those of :class:`~cxlsim.devices.MemoryBackendParams`.
+    """
 
     type: Literal["cxl_device"] = "cxl_device"
     cxl_type: Literal[1, 2, 3] = Field(description="CXL device type")
     capacity: Size = Field(0, description="device-attached memory")
-    controller_latency: Time = Field(0.0, description="device controller latency")
-    media_latency: Time = Field(0.0, description="memory media access latency")
 
 
 class AcceleratorSpec(_Node):

@@ -19,7 +19,7 @@ class RoutesExperiment(ExperimentSpec):
     kind: str = "routes"
     topology: TopologySpec = Field(description="the system: a topology file path or inline")
 
-    def run(self, progress: bool = False) -> RunResult:
+    def run(self, progress: bool = False, point: int = 0) -> RunResult:
         topo = Topology.from_spec(self.topology)
         table = routes_table(topo)
         metrics = {
