@@ -48,6 +48,14 @@ class LinkParams(Params):
     retimers: int = Field(0, ge=0, description="retimers on the channel")
     retimer_latency: Time = Field(10.0, description="latency of one retimer")
     latency: Time = Field(0.0, description="further one-way latency adder")
+    weight_io: int = Field(1, ge=0, le=15, description="ARB/MUX weight of CXL.io (0 acts as 1)")
+    weight_cachemem: int = Field(1, ge=0, le=15,
+                                 description="ARB/MUX weight of CXL.cache+mem (0 acts as 1)")
+    retry_buffer: int = Field(64, ge=0, le=255, description=(
+        "link-layer retry buffer, flits (spec: at least 22, at most 255); 0 = unlimited. "
+        "64 covers the Ack round trip of a x16 32 GT/s link with 10 ns ports"))
+    ack_every: int = Field(8, ge=1, description="flits acknowledged by one Ack")
+    ber: float = Field(0.0, ge=0.0, lt=1e-3, description="bit error rate on the wire")
 
     @model_validator(mode="after")
     def _rate_is_known(self) -> LinkParams:
@@ -86,6 +94,11 @@ class LinkParams(Params):
     def raw_bandwidth(self) -> float:
         """Bytes per second per direction after line encoding, before protocol overheads."""
         return self.transfer_rate * self.width * ENCODING_EFFICIENCY[self.line_encoding] / 8
+
+    @property
+    def flit_bytes(self) -> int:
+        """Bytes of one flit on the wire (1 for byte-granular, non-flit PCIe)."""
+        return {"68B": 68, "256B": 256, "256B-lopt": 256, None: 1}[self.flit]
 
     @property
     def one_way_latency(self) -> float:
