@@ -1,0 +1,49 @@
+"""Shared fixtures: the repository root, the shipped files, and a file-writing helper."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+TOPOLOGIES = sorted((REPO / "topologies").glob("*.yaml"))
+EXPERIMENTS = sorted((REPO / "experiments").glob("*.yaml"))
+SWITCH_POOL = REPO / "topologies" / "switch-pool.yaml"
+SWITCH_POOL_ROUTES = REPO / "experiments" / "switch-pool-routes.yaml"
+
+#: Bandwidth of a PCIe Gen5 (32 GT/s, 128b/130b) lane per direction, in B/s.
+GEN5_LANE = 32e9 * 128 / 130 / 8
+
+
+def write_text(base: Path, name: str, text: str) -> Path:
+    """Write dedented ``text`` to ``base/name`` (creating folders) and return the path."""
+    path = base / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def repo() -> Path:
+    """The root of the cxlsim checkout."""
+    return REPO
+
+
+@pytest.fixture
+def write(tmp_path: Path):
+    """``write(name, text) -> Path``: a dedented file under ``tmp_path``."""
+
+    def _write(name: str, text: str) -> Path:
+        return write_text(tmp_path, name, text)
+
+    return _write
+
+
+def line_of(path: Path, needle: str) -> int:
+    """1-based number of the only line of ``path`` that contains ``needle``."""
+    hits = [i for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+            if needle in line]
+    assert len(hits) == 1, f"{needle!r} found on lines {hits} of {path}"
+    return hits[0]

@@ -1,0 +1,208 @@
+"""The ``cxlsim`` command line: output, JSON modes, run folders and one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from conftest import REPO, SWITCH_POOL, SWITCH_POOL_ROUTES
+from cxlsim.cli import main
+from cxlsim.experiments import load_experiment
+from cxlsim.validation import ROW_KEYS
+
+STATUSES = {"PASS", "FAIL", "EXPLAINED", "NOT MODELLED"}
+
+
+def test_topology_show_prints_four_routes(capsys):
+    assert main(["topology", "show", str(SWITCH_POOL)]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("Topology switch-pool: One host, one CXL switch")
+    assert "4 host->device routes" in out
+    rows = [line for line in out.splitlines() if line.startswith("host0 -> ")]
+    assert [r.split()[2] for r in rows] == ["cxl0", "cxl1", "cxl2", "cxl3"]
+    for row in rows:
+        assert "194 ns" in row and "31.51 GB/s" in row
+        assert row.endswith("host0 > rp0 > sw0 > " + row.split()[2])
+    assert "rp0 -- sw0.up" in out and "63.02 GB/s" in out
+    assert err == ""
+
+
+def test_topology_show_with_set(capsys):
+    assert main(["topology", "show", str(SWITCH_POOL), "--set", "links[0].width=4",
+                 "--set", "nodes[2].hop_latency=10 ns"]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith("host0 -> ")]
+    assert len(rows) == 4
+    assert all("114 ns" in r and "15.75 GB/s" in r for r in rows)
+
+
+def test_topology_show_html(capsys, tmp_path):
+    out_file = tmp_path / "topo.html"
+    assert main(["topology", "show", str(SWITCH_POOL), "--html", str(out_file)]) == 0
+    assert f"wrote {out_file}" in capsys.readouterr().err
+    text = out_file.read_text()
+    assert "<html" in text and "plotly" in text.lower()
+    assert "sw0" in text
+
+
+def test_run_json(capsys, tmp_path):
+    out_dir = tmp_path / "run"
+    assert main(["run", str(SWITCH_POOL_ROUTES), "--json", "--out", str(out_dir)]) == 0
+    out, err = capsys.readouterr()
+    payload = json.loads(out)
+    assert set(payload) == {"experiment", "metrics", "tables"}
+    assert payload["experiment"] == "switch-pool-routes"
+    assert payload["metrics"]["routes"] == 4
+    assert len(payload["tables"]["routes"]) == 4
+    assert err.strip() == f"run folder: {out_dir}"
+    assert (out_dir / "metrics.json").is_file()
+
+
+def test_run_prints_metrics_and_writes_runs_folder(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", str(SWITCH_POOL_ROUTES), "--set", "seed=2"]) == 0
+    out, err = capsys.readouterr()
+    lines = dict(line.split(None, 1) for line in out.splitlines())
+    assert lines == {"routes": "4", "latency_min_ns": "194", "latency_max_ns": "194",
+                     "bandwidth_min_GBps": "31.5077"}
+    assert "run folder: runs/switch-pool-routes" in err
+    assert (tmp_path / "runs" / "switch-pool-routes" / "report.html").is_file()
+
+
+def test_validate_json(capsys):
+    code = main(["validate", "--json", "--quick"])
+    out, err = capsys.readouterr()
+    rows = json.loads(out)
+    assert isinstance(rows, list) and rows
+    for row in rows:
+        assert list(row) == list(ROW_KEYS)
+        assert set(row) == {"id", "quantity", "published", "simulated", "tolerance", "status"}
+        assert row["status"] in STATUSES
+        if row["status"] == "NOT MODELLED":
+            assert row["simulated"] is None
+    targets = yaml.safe_load((REPO / "cxlsim" / "validation" / "targets.yaml").read_text())
+    ids = [str(t["id"]) for t in targets]
+    assert [row["id"] for row in rows] == ids
+    assert code == (1 if any(row["status"] == "FAIL" for row in rows) else 0)
+
+
+def test_validate_with_checks(capsys, monkeypatch):
+    """Rows of implemented checks carry their value, status and note; a FAIL exits 1."""
+    from cxlsim.validation import FAIL, PASS, Outcome
+
+    checks = [(("T1.1",), lambda quick: {"T1.1": Outcome("14.02x", PASS)}),
+              (("T1.2", "T1.3"), lambda quick: {"T1.2": Outcome("9 KiB", FAIL, "too small"),
+                                                "T1.3": Outcome("76.4 KiB", PASS)})]
+    monkeypatch.setattr("cxlsim.validation.run.registered_checks", lambda: checks)
+    assert main(["validate", "--json"]) == 1
+    rows = {row["id"]: row for row in json.loads(capsys.readouterr().out)}
+    assert rows["T1.1"]["simulated"] == "14.02x" and rows["T1.1"]["status"] == "PASS"
+    assert rows["T1.2"]["status"] == "FAIL" and rows["T1.3"]["status"] == "PASS"
+    assert rows["T2.1"]["status"] == "NOT MODELLED" and rows["T2.1"]["simulated"] is None
+    assert all(list(row) == list(ROW_KEYS) for row in rows.values())
+    assert main(["validate"]) == 1
+    out = capsys.readouterr().out
+    assert "Notes:\nT1.2: too small" in out
+    assert out.strip().splitlines()[-1].startswith("2 PASS, 1 FAIL, ")
+
+
+def test_validate_table(capsys):
+    code = main(["validate", "--quick"])
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].split() == ["id", "quantity", "published", "simulated",
+                                           "tolerance", "status"]
+    assert "T1.1" in out and "T7.4" in out
+    summary = out.strip().splitlines()[-1]
+    total = sum(int(part.split()[0]) for part in summary.split(", "))
+    assert total == len(yaml.safe_load(
+        (REPO / "cxlsim" / "validation" / "targets.yaml").read_text()))
+    assert code in (0, 1)
+
+
+def test_resolve_prints_yaml_that_loads_back_equal(capsys, tmp_path):
+    assert main(["resolve", str(SWITCH_POOL_ROUTES), "--set", "seed=7",
+                 "--set", "topology.links[1].width=4"]) == 0
+    out = capsys.readouterr().out
+    data = yaml.safe_load(out)
+    assert data["seed"] == 7 and data["topology"]["links"][1]["width"] == 4
+    path = tmp_path / "resolved.yaml"
+    path.write_text(out)
+    expected = load_experiment(SWITCH_POOL_ROUTES, ["seed=7", "topology.links[1].width=4"])
+    assert load_experiment(path) == expected
+
+
+def _bad_cases(tmp_path):
+    bad_kind = tmp_path / "bad-kind.yaml"
+    bad_kind.write_text(f"name: e\nkind: nope\ntopology: {SWITCH_POOL}\n")
+    missing_topo = tmp_path / "missing-topo.yaml"
+    missing_topo.write_text("name: e\nkind: routes\ntopology: nothere.yaml\n")
+    bad_yaml = tmp_path / "bad.yaml"
+    bad_yaml.write_text("name: [\n")
+    wrong_suffix = tmp_path / "topo.json"
+    wrong_suffix.write_text("{}")
+    return {
+        "missing file": (["topology", "show", str(tmp_path / "nope.yaml")], "no such file"),
+        "wrong suffix": (["topology", "show", str(wrong_suffix)], "unknown file type '.json'"),
+        "invalid yaml": (["topology", "show", str(bad_yaml)], "invalid YAML"),
+        "malformed set": (["topology", "show", str(SWITCH_POOL), "--set", "links[0]width=8"],
+                          "malformed key"),
+        "bad set value": (["topology", "show", str(SWITCH_POOL), "--set", "links[0].width=3"],
+                          "links[0].width: expected 1, 2, 4, 8 or 16; found 3"),
+        "set preset": (["resolve", str(SWITCH_POOL_ROUTES), "--set", "topology.preset=x"],
+                       "a preset cannot be changed"),
+        "unknown kind": (["run", str(bad_kind), "--out", str(tmp_path / "r")],
+                         "; found 'nope'"),
+        "missing topology": (["resolve", str(missing_topo)], "nothere.yaml' not found"),
+        "graph error": (["run", str(SWITCH_POOL_ROUTES), "--out", str(tmp_path / "r"),
+                         "--set", "topology.links[1].to=cxl9"], "unknown node 'cxl9'"),
+    }
+
+
+@pytest.mark.parametrize("case", ["missing file", "wrong suffix", "invalid yaml",
+                                  "malformed set", "bad set value", "set preset",
+                                  "unknown kind", "missing topology", "graph error"])
+def test_bad_input_exits_2_with_one_line(capsys, tmp_path, case):
+    argv, fragment = _bad_cases(tmp_path)[case]
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.endswith("\n") and err.count("\n") == 1
+    assert err.startswith("cxlsim: error: ")
+    assert fragment in err
+    if case == "unknown kind":
+        assert "expected 'kind' to be one of " in err and "routes" in err
+    assert "Traceback" not in err
+    assert not (tmp_path / "r").exists()
+
+
+def test_usage_errors_exit_2(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["topology", "show"])
+    assert info.value.code == 2
+    assert "the following arguments are required: file" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as info:
+        main([])
+    assert info.value.code == 2
+
+
+def test_real_exit_code_of_a_bad_input(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "cxlsim.cli", "topology", "show",
+                           str(tmp_path / "nope.yaml")],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr.splitlines() == [
+        f"cxlsim: error: {tmp_path / 'nope.yaml'}: no such file (expected a .yaml/.yml/.toml "
+        "file)"]
+
+
+def test_real_exit_code_of_a_good_run(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "cxlsim.cli", "topology", "show",
+                           str(SWITCH_POOL)],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "4 host->device routes" in proc.stdout
