@@ -20,6 +20,11 @@ __all__ = ["InputError", "RunResult", "load_experiment", "load_topology", "run"]
 
 
 def run(experiment: str | Path, overrides: list[str] | tuple[str, ...] = (),
-        progress: bool = False) -> RunResult:
-    """Load an experiment file, apply ``--set``-style overrides, run it, return the result."""
-    return load_experiment(experiment, overrides).run(progress=progress)
+        progress: bool = False, jobs: int | None = None, executor: str | None = None,
+        out: str | Path | None = None) -> RunResult:
+    """Load an experiment file, apply ``--set``-style overrides, run it (every point of
+    its sweep, on ``jobs`` processes or ``executor``), write ``out`` if given, return it."""
+    from cxlsim.experiments.sweep import run_file
+
+    return run_file(experiment, overrides, progress=progress, jobs=jobs, executor=executor,
+                    out=out)

@@ -29,6 +29,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--out", help="run folder (default: runs/NAME)")
     run.add_argument("--json", action="store_true",
                      help="print the experiment, metrics and tables as JSON on stdout")
+    run.add_argument("--jobs", type=int, metavar="N",
+                     help="worker processes for a sweep (default: sweep.jobs or CPU count)")
+    run.add_argument("--executor", default="local", metavar="local|dask://HOST:PORT",
+                     help="where sweep points run (dask needs: pip install 'cxlsim[dask]')")
     run.set_defaults(handler=_cmd_run)
 
     resolve = sub.add_parser("resolve", help="print an experiment with presets, topology "
@@ -59,11 +63,12 @@ def _add_set(parser: argparse.ArgumentParser) -> None:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from cxlsim.experiments import load_experiment, write_run_folder
+    from cxlsim.experiments import load_experiment
+    from cxlsim.experiments.sweep import run_file
 
-    spec = load_experiment(args.experiment, args.overrides)
-    result = spec.run(progress=sys.stderr.isatty())
-    out = write_run_folder(result, args.out or Path("runs") / spec.name)
+    out = args.out or Path("runs") / load_experiment(args.experiment, args.overrides).name
+    result = run_file(args.experiment, args.overrides, progress=sys.stderr.isatty(),
+                      jobs=args.jobs, executor=args.executor, out=out)
     if args.json:
         print(result.to_json())
     else:

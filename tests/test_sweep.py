@@ -1,0 +1,177 @@
+"""Sweeps: grid expansion, process pool, resumable point files, heat maps, CLI."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pandas as pd
+import plotly.graph_objects as go
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cxlsim.cli import main
+from cxlsim.config import parse_assignment
+from cxlsim.errors import InputError
+from cxlsim.experiments import load_experiment
+from cxlsim.experiments.kinds.routes import RoutesExperiment
+from cxlsim.experiments.sweep import _yaml_text, run_file
+
+TOPOLOGY = Path(__file__).resolve().parents[1] / "topologies" / "switch-pool.yaml"
+WIDTH, HOP = "topology.links[0].width", "topology.nodes[2].hop_latency"
+
+
+def write_experiment(tmp_path: Path, grid: str | None = None, heatmaps: str = "[latency_min_ns]"
+                     ) -> Path:
+    grid = grid or f'{{"{WIDTH}": [4, 8, 16], "{HOP}": ["50 ns", "90 ns"]}}'
+    path = tmp_path / "sweep.yaml"
+    path.write_text(f"name: pool-sweep\nkind: routes\ntopology: {TOPOLOGY}\n"
+                    f"sweep: {{grid: {grid}, heatmaps: {heatmaps}}}\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def calls(monkeypatch) -> list[int]:
+    """Sweep points run in this process (jobs=1), in the order they ran."""
+    seen: list[int] = []
+    original = RoutesExperiment.run
+
+    def counting(self, progress=False, point=0):
+        seen.append(point)
+        return original(self, progress, point)
+
+    monkeypatch.setattr(RoutesExperiment, "run", counting)
+    return seen
+
+
+def test_grid_expands_to_points_with_expected_metrics(tmp_path):
+    result = run_file(write_experiment(tmp_path), jobs=1)
+    table = result.tables["points"]
+    assert list(table.columns[:3]) == ["point", WIDTH, HOP]
+    assert list(table["point"]) == list(range(6))
+    assert list(zip(table[WIDTH], table[HOP])) == [
+        (4, "50 ns"), (4, "90 ns"), (8, "50 ns"), (8, "90 ns"), (16, "50 ns"), (16, "90 ns")]
+    by = table.set_index([WIDTH, HOP])
+    for width in (4, 8, 16):  # the switch hop is on every route once: +40 ns
+        assert by.loc[(width, "90 ns"), "latency_min_ns"] == pytest.approx(
+            by.loc[(width, "50 ns"), "latency_min_ns"] + 40)
+    bw = by.xs("50 ns", level=HOP)["bandwidth_min_GBps"]
+    assert bw[4] == pytest.approx(bw[8] / 2)  # an x4 uplink is the bottleneck
+    assert bw[16] == pytest.approx(bw[8])      # beyond x8 the device links are
+    # a point is exactly the file run with --set KEY=VALUE
+    single = load_experiment(tmp_path / "sweep.yaml", [f"{WIDTH}=4", f"{HOP}=90 ns"]).run()
+    for key, value in single.metrics.items():
+        assert by.loc[(4, "90 ns"), key] == value
+    assert result.metrics == {"points": 6,
+                              "latency_min_ns_min": table["latency_min_ns"].min(),
+                              "latency_min_ns_max": table["latency_min_ns"].max()}
+
+
+def test_process_pool_gives_the_same_table(tmp_path):
+    path = write_experiment(tmp_path)
+    pd.testing.assert_frame_equal(run_file(path, jobs=2).tables["points"],
+                                  run_file(path, jobs=1).tables["points"])
+
+
+def test_points_are_saved_and_resumed(tmp_path, calls):
+    path, out = write_experiment(tmp_path), tmp_path / "run"
+    first = run_file(path, jobs=1, out=out)
+    files = sorted((out / "points").glob("point-*.parquet"))
+    assert [f.name for f in files] == [f"point-{i:05d}.parquet" for i in range(6)]
+    assert not (tmp_path / "run.points").exists()
+    pd.testing.assert_frame_equal(pd.read_parquet(out / "points.parquet"), first.tables["points"])
+
+    calls.clear()
+    files[3].unlink()
+    again = run_file(path, jobs=1, out=out)
+    assert calls == [3]
+    pd.testing.assert_frame_equal(again.tables["points"], first.tables["points"])
+
+    calls.clear()
+    run_file(path, ["seed=7"], jobs=1, out=out)  # another config: no saved row applies
+    assert calls == list(range(6))
+
+
+def test_interrupted_sweep_keeps_finished_points(tmp_path, calls, monkeypatch):
+    path, out = write_experiment(tmp_path), tmp_path / "run"
+    counting = RoutesExperiment.run
+
+    def failing(self, progress=False, point=0):
+        if point == 4:
+            raise RuntimeError("power cut")
+        return counting(self, progress, point)
+
+    monkeypatch.setattr(RoutesExperiment, "run", failing)
+    with pytest.raises(RuntimeError, match="power cut"):
+        run_file(path, jobs=1, out=out)
+    assert not out.exists()
+    assert len(list((tmp_path / "run.points").glob("point-*.parquet"))) == 4
+    monkeypatch.setattr(RoutesExperiment, "run", counting)
+    calls.clear()
+    assert run_file(path, jobs=1, out=out).metrics["points"] == 6
+    assert calls == [4, 5]
+    assert not (tmp_path / "run.points").exists()
+
+
+@pytest.mark.parametrize("grid, named", [
+    ('{"topology.linkz[0].width": [4, 8]}', "sweep point 0 (topology.linkz[0].width=4)"),
+    (f'{{"{WIDTH}": [8, 7]}}', f"sweep point 1 ({WIDTH}=7)"),
+    (f'{{"{HOP}": ["90 ns", fast]}}', f"sweep point 1 ({HOP}=fast)"),
+])
+def test_bad_grid_fails_before_any_point_runs(tmp_path, calls, grid, named):
+    with pytest.raises(InputError) as err:
+        run_file(write_experiment(tmp_path, grid, heatmaps="[]"), jobs=1, out=tmp_path / "run")
+    message = str(err.value)
+    assert f"sweep.yaml: sweep.grid: {named}: --set " in message
+    assert calls == []
+    assert not (tmp_path / "run.points").exists()
+
+
+def test_empty_value_list_and_unknown_heatmap_metric(tmp_path, calls):
+    with pytest.raises(InputError, match=r"sweep\.grid\.seed: needs at least one value"):
+        run_file(write_experiment(tmp_path, '{seed: []}'), jobs=1)
+    with pytest.raises(InputError, match=r"sweep\.heatmaps: 'latency' is not a metric of kind "
+                                         r"'routes'; its metrics are routes, latency_min_ns"):
+        run_file(write_experiment(tmp_path, heatmaps="[latency]"), jobs=1)
+    assert calls == [0]  # stopped at the first point's row
+
+
+def test_heatmap_and_line_figures(tmp_path):
+    fig = run_file(write_experiment(tmp_path), jobs=1).figures["latency_min_ns"]
+    (trace,) = fig.data
+    assert isinstance(trace, go.Heatmap)
+    assert list(trace.x) == ["4", "8", "16"] and list(trace.y) == ["50 ns", "90 ns"]
+    assert trace.z.shape == (2, 3) and trace.z[1][0] - trace.z[0][0] == pytest.approx(40)
+    line = run_file(write_experiment(tmp_path, f'{{"{HOP}": ["50 ns", "70 ns", "90 ns"]}}'),
+                    jobs=1).figures["latency_min_ns"]
+    assert isinstance(line.data[0], go.Scatter) and len(line.data[0].x) == 3
+
+
+def test_dask_executor_needs_the_extra(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    with pytest.raises(InputError, match=r"pip install 'cxlsim\[dask\]'"):
+        run_file(write_experiment(tmp_path), executor="dask://127.0.0.1:8786",
+                 out=tmp_path / "run")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sweep.yaml"]  # nothing written
+    with pytest.raises(InputError, match="expected executor 'local' or 'dask://HOST:PORT'"):
+        run_file(write_experiment(tmp_path), executor="ray")
+
+
+def test_cli_run_sweep_json(tmp_path, capsys):
+    code = main(["run", str(write_experiment(tmp_path)), "--json", "--jobs", "1",
+                 "--out", str(tmp_path / "run")])
+    assert code == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["metrics"]["points"] == 6
+    assert [row[HOP] for row in payload["tables"]["points"]] == ["50 ns", "90 ns"] * 3
+    assert (tmp_path / "run" / "points" / "point-00005.parquet").is_file()
+    assert main(["run", str(tmp_path / "sweep.yaml"), "--jobs", "0"]) == 2
+    assert "expected at least 1 job" in capsys.readouterr().err
+
+
+@given(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
+       | st.text() | st.lists(st.integers(), max_size=3))
+def test_swept_values_round_trip_through_set(value):
+    assert parse_assignment(f"a.b[0]={_yaml_text(value)}")[1] == value
