@@ -113,6 +113,10 @@ class LinkDirection(Component):
             now = self.env.now
         if self._monitor:
             self._in_system.add(1, now)
+        if at is not None and not self._queues[1 - stack] and not self._queues[stack]:
+            # in-order feeder and nothing of the other stack waiting: plain FIFO reservation
+            self._transmit(now, now, stack, wire_bytes, deliver, payload, extra_delay)
+            return
         if self._waking or self._queues[0] or self._queues[1] or now < self.free_at:
             self._queues[stack].append((now, wire_bytes, deliver, payload, extra_delay))
             if not self._waking:
@@ -163,7 +167,7 @@ class LinkDirection(Component):
 
     def _transmit(self, now: float, arrived: float, stack: int, wire_bytes: float,
                   deliver: Callable, payload: Any, extra: float) -> None:
-        start = now
+        start = max(now, arrived, self.free_at)  # ``at`` hand-overs may reserve ahead
         duration = wire_bytes * self._ns_per_byte
         if self._p_flit_error and self._rng.random() < -math.expm1(
                 wire_bytes / self._flit_bytes * math.log1p(-self._p_flit_error)):

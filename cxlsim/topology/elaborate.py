@@ -1,0 +1,85 @@
+"""Topology -> wired transaction-level components: link directions, devices, paths.
+
+Each link becomes two :class:`~cxlsim.link.direction.LinkDirection` components (``down``
+from its ``from`` end, ``up`` back), shared by every route that crosses it — a switch's
+upstream link is one object for all the devices behind it. Root-port and switch
+latencies sit between links on a route; a switch's per-port bandwidth cap is already in
+the graph's edge bandwidth. Each CXL device with memory gets a memory back-end.
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+
+from cxlsim.devices.memory import MemoryBackend
+from cxlsim.engine import Component, Simulation
+from cxlsim.link.direction import LinkDirection
+from cxlsim.link.flits import wire_bytes_per_message
+from cxlsim.link.params import LinkParams
+from cxlsim.link.tlp import PcieConfig, tlp_bandwidth
+from cxlsim.protocol.mem import M2S_REQ, M2S_RWD, S2M_DRS, S2M_NDR, MemPath
+from cxlsim.topology import Topology
+
+_MEM_KINDS = (M2S_REQ, M2S_RWD, S2M_NDR, S2M_DRS)
+
+
+def serializer_bandwidth(link: LinkParams, bandwidth: float) -> float:
+    """What a direction's serializer moves: TLP bytes after DLLP/SKP overheads on PCIe,
+    raw bytes on CXL (flit overheads are charged per message by the packer)."""
+    if link.protocol == "pcie" and link.generation is not None and link.generation <= 5:
+        return min(bandwidth, tlp_bandwidth(PcieConfig(link.generation, link.width)))
+    return bandwidth
+
+
+class System(Component):
+    """The elaborated topology: ``links[(a, b)]`` is the direction from node a to node b."""
+
+    def __init__(self, sim: Simulation, topology: Topology, monitor: bool = False) -> None:
+        super().__init__(sim, topology.spec.name)
+        self.topology = topology
+        self.links: dict[tuple[str, str], LinkDirection] = {}
+        self.memories: dict[str, MemoryBackend] = {}
+        for a, b, edge in topology.graph.edges(data=True):
+            if edge["internal"]:
+                continue
+            link = edge["link"]
+            src, dst = link.src.partition(".")[0], link.dst.partition(".")[0]
+            name = link.name or f"{src}-{dst}"
+            bandwidth = serializer_bandwidth(link, edge["bandwidth"])
+            for x, y, direction in ((src, dst, "down"), (dst, src, "up")):
+                self.links[x, y] = LinkDirection(sim, f"{name}_{direction}", link, self,
+                                                 bandwidth=bandwidth, monitor=monitor)
+        for node in topology.spec.nodes:
+            if node.type == "cxl_device" and node.cxl_type in (2, 3):
+                self.memories[node.name] = MemoryBackend(sim, node.name, node, self)
+
+    def route(self, host: str, device: str) -> list[str]:
+        """The least-latency node path from ``host`` to ``device``."""
+        for r in self.topology.routes:
+            if r.host == host and r.device == device:
+                return list(r.path)
+        raise nx.NetworkXNoPath(f"no route from {host!r} to {device!r}")
+
+    def mem_path(self, host: str, device: str, credits: int = 32) -> MemPath:
+        """The CXL.mem path from ``host`` to the memory of ``device``."""
+        if device not in self.memories:
+            raise ValueError(f"{device!r} is not a CXL device with memory")
+        nodes = self.route(host, device)
+        latency = self.topology.graph.nodes
+        # The route alternates fixed-latency segments (root port, switch) and links:
+        # segments[i] is crossed before links[i] going down; segments[-1] after the last.
+        segments, links = [0.0], []
+        for a, b in zip(nodes, nodes[1:]):
+            if (a, b) in self.links:
+                links.append((a, b))
+                segments.append(0.0)
+            if b != device:
+                segments[-1] += latency[b]["latency"]
+        hops_down = [(segments[i], self.links[ab]) for i, ab in enumerate(links)]
+        hops_up = [(segments[i + 1], self.links[b, a]) for i, (a, b) in reversed(list(
+            enumerate(links)))]
+        mode = hops_down[0][1].params.flit or "68B"
+        wire = {kind: wire_bytes_per_message(mode, kind) for kind in _MEM_KINDS}
+        return MemPath(self.env, hops_down, hops_up, self.memories[device], wire,
+                       tail_down=segments[-1], tail_up=segments[0], credits=credits)
+
