@@ -54,6 +54,8 @@ class DmaEngine(Component):
                  config: PcieConfig, parent: Component | None = None) -> None:
         super().__init__(sim, name, params, parent)
         self.tx, self.rx, self.config = tx, rx, config
+        tx.claim()
+        rx.claim()
 
     def transfer(self, n: int, op: DmaOp, done: Callable[[float], None]) -> None:
         """Move ``n`` bytes (``op``: write, read or read_write); ``done(elapsed_ns)`` at the end."""
@@ -77,8 +79,8 @@ class DmaEngine(Component):
 
     def _at_host(self, payload: tuple[int, _Transfer]) -> None:
         piece, state = payload
-        self.rx.send(IO, completion_wire_bytes(piece, self.config), self._landed, state,
-                     at=self.env.now + self.params.host_latency)
+        self.rx.forward(IO, completion_wire_bytes(piece, self.config),
+                        self.env.now + self.params.host_latency, self._landed, state)
 
     def _landed(self, state: _Transfer) -> None:
         state.pending -= 1

@@ -33,6 +33,16 @@ class MemoryBackend(Component):
         self._ns_per_byte = 1e9 / p.media_bandwidth if p.media_bandwidth else 0.0
         self.free_at = 0.0
         self.accesses = 0
+        self.users = 0
+
+    def claim(self) -> None:
+        """Register one more path (host) sending requests here."""
+        self.users += 1
+
+    @property
+    def exclusive(self) -> bool:
+        """One path only: requests arrive in the order they are reserved."""
+        return self.users == 1
 
     def access(self, size: int, now: float) -> float:
         """Serve ``size`` bytes arriving at ``now``; return when the data is ready."""

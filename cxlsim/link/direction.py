@@ -77,6 +77,8 @@ class LinkDirection(Component):
         self.busy_ns = 0.0
         self.sent_bytes = [0, 0]
         self.replays = 0
+        self.users = 0
+        self.last_start = 0.0
         self._monitor = monitor
         if monitor:
             self._in_system = self.level("in_system")
@@ -94,35 +96,35 @@ class LinkDirection(Component):
         return self._flit_ns
 
     def send(self, stack: int, wire_bytes: float, deliver: Callable[[Any], None],
-             payload: Any = None, extra_delay: float = 0.0, at: float | None = None) -> None:
-        """Transmit ``wire_bytes`` for ``stack``; call ``deliver(payload)`` on arrival.
+             payload: Any = None, extra_delay: float = 0.0) -> None:
+        """Transmit ``wire_bytes`` for ``stack`` now; call ``deliver(payload)`` on arrival.
 
         ``extra_delay`` is added after delivery, to fold the next node's fixed latency
-        (a switch hop, a root port) into the same event. ``at`` (>= now) is when the
-        message reaches the port, for a direction whose only feeder hands messages over
-        in time order (a single-ported device, a root port with a fixed latency): it
-        saves the event of the hand-over without changing the order of service.
+        (a switch hop, a root port) into the same event.
         """
-        if at is not None and at > self.env.now:
-            if self._monitor:  # monitors need time-ordered updates: hand over by event
-                call_later(self.env, at - self.env.now, lambda _: self.send(
-                    stack, wire_bytes, deliver, payload, extra_delay))
-                return
-            now = at
-        else:
-            now = self.env.now
+        now = self.env.now
         if self._monitor:
             self._in_system.add(1, now)
-        if at is not None and not self._queues[1 - stack] and not self._queues[stack]:
-            # in-order feeder and nothing of the other stack waiting: plain FIFO reservation
-            self._transmit(now, now, stack, wire_bytes, deliver, payload, extra_delay)
-            return
         if self._waking or self._queues[0] or self._queues[1] or now < self.free_at:
             self._queues[stack].append((now, wire_bytes, deliver, payload, extra_delay))
             if not self._waking:
                 self._wake_at(self.free_at)
             return
         self._transmit(now, now, stack, wire_bytes, deliver, payload, extra_delay)
+
+    def forward(self, stack: int, wire_bytes: float, at: float, deliver: Callable[[Any], None],
+                payload: Any = None, extra_delay: float = 0.0) -> None:
+        """Like :meth:`send` for a message reaching the port at ``at`` (>= now): reserved
+        ahead when the direction is :attr:`exclusive`, else handed over by an event."""
+        if self.exclusive:
+            delivered = self.reserve(wire_bytes, at, stack)
+            call_later(self.env, delivered + extra_delay - self.env.now,
+                       lambda ev: deliver(ev._value), payload)
+        elif at > self.env.now:
+            call_later(self.env, at - self.env.now, lambda _: self.send(
+                stack, wire_bytes, deliver, payload, extra_delay))
+        else:
+            self.send(stack, wire_bytes, deliver, payload, extra_delay)
 
     def _wake_at(self, when: float) -> None:
         self._waking = True
@@ -165,20 +167,38 @@ class LinkDirection(Component):
         self._turn = b
         return b
 
-    def _transmit(self, now: float, arrived: float, stack: int, wire_bytes: float,
-                  deliver: Callable, payload: Any, extra: float) -> None:
-        start = max(now, arrived, self.free_at)  # ``at`` hand-overs may reserve ahead
+    def claim(self) -> None:
+        """Register one more sender (a path, a DMA engine) using this direction."""
+        self.users += 1
+
+    @property
+    def exclusive(self) -> bool:
+        """One in-order sender and no monitors: messages may be reserved ahead of time."""
+        return self.users == 1 and not self._monitor
+
+    def reserve(self, wire_bytes: float, at: float, stack: int = CACHEMEM) -> float:
+        """Serialize a message that reaches the port at ``at`` (FIFO); return its delivery time.
+
+        No event: for an :attr:`exclusive` direction the caller hands messages over in
+        time order, so reserving in call order is reserving in arrival order.
+        """
+        start = at if at > self.free_at else self.free_at
         duration = wire_bytes * self._ns_per_byte
         if self._p_flit_error and self._rng.random() < -math.expm1(
                 wire_bytes / self._flit_bytes * math.log1p(-self._p_flit_error)):
             duration += self._replay_ns(duration)
-        finish = start + duration
-        self.free_at = finish
+        self.last_start = start
+        self.free_at = start + duration
         self.busy_ns += duration
         self.sent_bytes[stack] += wire_bytes
+        return self.free_at + self._latency
+
+    def _transmit(self, now: float, arrived: float, stack: int, wire_bytes: float,
+                  deliver: Callable, payload: Any, extra: float) -> None:
+        delivered = self.reserve(wire_bytes, max(now, arrived), stack)
         if self._monitor:
-            self._wait.record(start - arrived, now)
-        call_later(self.env, finish + self._latency + extra - self.env.now,
+            self._wait.record(self.last_start - arrived, now)
+        call_later(self.env, delivered + extra - self.env.now,
                    (lambda ev: self._delivered(ev, arrived, deliver)) if self._monitor
                    else (lambda ev: deliver(ev._value)), payload)
 

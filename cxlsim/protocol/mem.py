@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from cxlsim.devices.memory import MemoryBackend
+from cxlsim.engine import call_later
 from cxlsim.link.direction import CACHEMEM, LinkDirection
 from cxlsim.protocol.credits import CreditPool
 
@@ -46,10 +47,16 @@ class Transaction:
 class MemPath:
     """The route host -> device -> host for CXL.mem, with its credits and message costs.
 
-    ``down`` and ``up`` list the hops from the host and from the device; ``tail_down``
-    and ``tail_up`` are the fixed latencies after the last link (into the device, into
-    the host's home agent). ``wire`` gives each message kind's cost in wire bytes, from
-    the flit packer of the link's mode.
+    ``down`` and ``up`` list the hops from the host and from the device, each the fixed
+    latency before a link direction; ``tail_down`` and ``tail_up`` are the fixed
+    latencies after the last link (into the device, into the host's home agent).
+    ``wire`` gives each message kind's cost in wire bytes, from the flit packer.
+
+    Every stage is FIFO. Where a stage is exclusive to this path (one in-order sender)
+    the message is reserved through it at once, a tandem of Lindley recursions; a
+    shared stage (a switch's upstream link, a device with several hosts, a monitored
+    link) is entered by an event at the message's arrival, so its order of service is
+    the order of arrival. An unshared read costs one event, its completion.
     """
 
     def __init__(self, env: Any, down: Sequence[Hop], up: Sequence[Hop], device: MemoryBackend,
@@ -59,65 +66,74 @@ class MemPath:
         self.device = device
         self.req_credits = CreditPool(env, credits)
         self.rwd_credits = CreditPool(env, credits)
+        for _, link in (*down, *up):
+            link.claim()
+        device.claim()
         self._credit_return = sum(lat + link.latency for lat, link in up) + tail_up
-        self._up_head = up[0][0]
-        self._down_head = down[0][0]
-        self._req = _chain(down, wire[M2S_REQ], tail_down, self._at_device)
-        self._rwd = _chain(down, wire[M2S_RWD], tail_down, self._at_device)
-        self._drs = _chain(up, wire[S2M_DRS], tail_up, self._at_host)
-        self._ndr = _chain(up, wire[S2M_NDR], tail_up, self._at_host)
+        self._read = _steps(down, up, tail_down, tail_up, wire[M2S_REQ], wire[S2M_DRS])
+        self._write = _steps(down, up, tail_down, tail_up, wire[M2S_RWD], wire[S2M_NDR])
         self.completed = 0
 
     def read(self, done: Callable[[Transaction], None], size: int = 64) -> Transaction:
         """Issue a MemRd now."""
         txn = Transaction(self.env.now, size, False, done)
-        self.req_credits.take(self._issue, txn)
+        self.req_credits.take(self._start, txn)
         return txn
 
     def write(self, done: Callable[[Transaction], None], size: int = 64) -> Transaction:
         """Issue a MemWr now."""
         txn = Transaction(self.env.now, size, True, done)
-        self.rwd_credits.take(self._issue, txn)
+        self.rwd_credits.take(self._start, txn)
         return txn
 
-    def _issue(self, txn: Transaction) -> None:
-        (self._rwd if txn.write else self._req)(txn, self.env.now + self._down_head)
+    def _start(self, txn: Transaction) -> None:
+        steps = self._write if txn.write else self._read
+        self._advance(txn, steps, 1, self.env.now + steps[0])
 
-    def _at_device(self, txn: Transaction) -> None:
-        now = self.env.now
-        (self.rwd_credits if txn.write else self.req_credits).give_back(now + self._credit_return)
-        ready = self.device.access(txn.size, now)
-        (self._ndr if txn.write else self._drs)(txn, ready + self._up_head)
+    def _advance(self, txn: Transaction, steps: tuple, i: int, t: float) -> None:
+        """Carry ``txn`` from step ``i``, reached at time ``t``, as far as it can go now."""
+        env = self.env
+        while i < len(steps):
+            step = steps[i]
+            if step[0] is _DEVICE:
+                if not self.device.exclusive and t > env.now:
+                    break
+                (self.rwd_credits if txn.write else self.req_credits).give_back(
+                    t + self._credit_return)
+                t = self.device.access(txn.size, t) + step[1]
+            else:
+                link, wire_bytes, after = step
+                if not link.exclusive:
+                    if t > env.now:
+                        break
+                    link.send(CACHEMEM, wire_bytes, lambda tx, i=i: self._advance(
+                        tx, steps, i + 1, env.now), txn, after)
+                    return
+                t = link.reserve(wire_bytes, t) + after
+            i += 1
+        if i == len(steps):
+            call_later(env, t - env.now, self._at_host, txn)
+        else:
+            call_later(env, t - env.now, lambda _: self._advance(txn, steps, i, t))
 
-    def _at_host(self, txn: Transaction) -> None:
+    def _at_host(self, event: Any) -> None:
+        txn = event._value
         txn.completed = self.env.now
         self.completed += 1
         txn.done(txn)
 
 
-def _chain(hops: Sequence[Hop], wire_bytes: float, tail: float,
-           final: Callable[[Transaction], None]) -> Callable[[Transaction, float], None]:
-    """A function sending a message through ``hops`` and then calling ``final``.
-
-    The first link is entered at a given time (its feeder is in time order); each later
-    hop's fixed latency is folded into the previous link's delivery.
-    """
-    deliver = final
-    for i in range(len(hops) - 1, 0, -1):
-        link, extra = hops[i][1], (hops[i + 1][0] if i + 1 < len(hops) else tail)
-        deliver = _forwarder(link, wire_bytes, deliver, extra)
-    first = hops[0][1]
-    first_extra = hops[1][0] if len(hops) > 1 else tail
-
-    def enter(txn: Transaction, at: float) -> None:
-        first.send(CACHEMEM, wire_bytes, deliver, txn, first_extra, at)
-
-    return enter
+_DEVICE = "device"
 
 
-def _forwarder(link: LinkDirection, wire_bytes: float, deliver: Callable, extra: float
-               ) -> Callable[[Transaction], None]:
-    def forward(txn: Transaction) -> None:
-        link.send(CACHEMEM, wire_bytes, deliver, txn, extra)
+def _steps(down: Sequence[Hop], up: Sequence[Hop], tail_down: float, tail_up: float,
+           request_bytes: float, response_bytes: float) -> tuple:
+    """The stages of one transaction: the latency before the first link, then
+    ``(link, wire bytes, fixed latency after it)`` per hop, with the device (and the
+    latency before the first upstream link) between the two directions."""
+    def hops(route: Sequence[Hop], wire_bytes: float, tail: float) -> list:
+        return [(link, wire_bytes, route[k + 1][0] if k + 1 < len(route) else tail)
+                for k, (_, link) in enumerate(route)]
 
-    return forward
+    return (down[0][0], *hops(down, request_bytes, tail_down), (_DEVICE, up[0][0]),
+            *hops(up, response_bytes, tail_up))
