@@ -92,11 +92,21 @@ def test_duplicate_node_key_in_a_topology_file(write):
     assert str(info.value) == f"{path}:5:1: nodes: duplicate key 'nodes'"
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: source.py _construct treats a key that overrides "
-                   "a YAML merge key (<<) as a duplicate; YAML lets explicit keys override")
 def test_yaml_merge_key_can_be_overridden():
     doc = parse_yaml("base: &b {x: 1, y: 2}\nother:\n  <<: *b\n  x: 3\n", "m.yaml")
     assert doc.data["other"] == {"x": 3, "y": 2}
+    assert doc.data["base"] == {"x": 1, "y": 2}
+    assert doc.locations[("other", "x")] == Location("m.yaml", 4, 6)
+    # the first mapping of a merge list wins; an override of a nested mapping drops
+    # the positions of the merged one
+    doc = parse_yaml("a: &a {x: 1, n: {p: 1}}\nb: &b {x: 2, z: 2}\n"
+                     "o:\n  <<: [*a, *b]\n  n: {q: 2}\n", "m.yaml")
+    assert doc.data["o"] == {"x": 1, "z": 2, "n": {"q": 2}}
+    assert ("o", "n", "p") not in doc.locations
+    # two keys written in the same mapping are still a duplicate
+    with pytest.raises(InputError) as info:
+        parse_yaml("base: &b {x: 1}\nother:\n  <<: *b\n  x: 3\n  x: 4\n", "m.yaml")
+    assert str(info.value) == "m.yaml:5:3: other.x: duplicate key 'x'"
 
 
 def test_yaml_merge_key_without_override():
@@ -104,11 +114,28 @@ def test_yaml_merge_key_without_override():
     assert doc.data["other"] == {"x": 1, "y": 2, "z": 3}
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: source.py _construct recurses forever on a "
-                   "recursive YAML anchor (RecursionError, a traceback instead of InputError)")
 def test_recursive_yaml_anchor_is_an_input_error():
-    with pytest.raises(InputError):
+    with pytest.raises(InputError) as info:
         parse_yaml("a: &x [*x]\n", "r.yaml")
+    assert str(info.value).startswith("r.yaml:1:4: a[0]: recursive alias")
+    for text in ("a: &x {b: *x}\n", "a: &x {<<: *x}\n", "a: &x {b: {<<: *x}}\n"):
+        with pytest.raises(InputError, match=r"^r\.yaml:1:\d+: .*recursive alias"):
+            parse_yaml(text, "r.yaml")
+
+
+def test_shared_yaml_anchor_is_not_recursive():
+    doc = parse_yaml("a: &x [1, 2]\nb: [*x, *x]\n", "s.yaml")
+    assert doc.data == {"a": [1, 2], "b": [[1, 2], [1, 2]]}
+
+
+@pytest.mark.parametrize("key, found", [("~", "None"), ("null", "None"), ("1", "1"),
+                                        ("on", "True"), ("[a]", "a list")])
+def test_yaml_keys_must_be_text(key, found):
+    with pytest.raises(InputError) as info:
+        parse_yaml(f"nodes:\n  - {{name: h}}\n  - {{{key}: 1}}\n", "k.yaml")
+    assert str(info.value) == (f"k.yaml:3:6: nodes[1]: keys must be text; found {found} "
+                               "(put the key in quotes)")
+    assert parse_yaml(f"'{key}': 1\n", "k.yaml").data == {key: 1}
 
 
 @pytest.mark.parametrize("text, line, fragment", [

@@ -118,8 +118,6 @@ def test_failed_write_keeps_the_older_run(result, tmp_path, monkeypatch):
     assert [p.name for p in out.iterdir()] == ["keep.txt"]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: output.py builds the run folder with "
-                   "tempfile.mkdtemp, so it ends up mode 0700 instead of following the umask")
 def test_run_folder_permissions_follow_the_umask(result, tmp_path):
     old = os.umask(0o022)
     try:
@@ -208,13 +206,12 @@ def test_graph_error_inside_the_topology_file_names_that_file(write):
     assert "'sw0' is not a host node" in info.value.message
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: loader.py checks the graph on "
-                   "doc.subdocument(('topology',)), so graph errors in an experiment name "
-                   "'links[1].to' where schema errors name 'topology.links[1].to'")
 def test_graph_error_key_is_the_experiment_key_path():
     with pytest.raises(InputError) as info:
         load_experiment(SWITCH_POOL_ROUTES, ["topology.links[1].to=cxl9"])
     assert info.value.key == "topology.links[1].to"
+    assert info.value.location.source == "--set topology.links[1].to=cxl9"
+    assert ": topology.links[1].to: link to unknown node 'cxl9'" in str(info.value)
 
 
 def test_inline_topology(write):

@@ -33,5 +33,5 @@ def load_document(path: str | Path, overrides: list[str] | tuple[str, ...] = ())
 
 def dump_yaml(model: BaseModel) -> str:
     """The resolved form of a validated model as YAML, with units written out."""
-    data = model.model_dump(mode="json", by_alias=True, exclude_none=True)
+    data = model.model_dump(mode="json", by_alias=True)
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)

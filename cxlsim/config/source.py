@@ -127,24 +127,92 @@ def _mark(node: yaml.Node, source: str) -> Location:
     return Location(source, node.start_mark.line + 1, node.start_mark.column + 1)
 
 
+MERGE_TAG = "tag:yaml.org,2002:merge"
+VALUE_TAG = "tag:yaml.org,2002:value"
+
+
 def _construct(loader: yaml.SafeLoader, node: yaml.Node, path: KeyPath, source: str,
-               locations: dict[KeyPath, Location]) -> Any:
-    """Build plain data from a YAML node, rejecting duplicate keys (YAML keeps the last)."""
+               locations: dict[KeyPath, Location], active: frozenset[int] = frozenset()) -> Any:
+    """Build plain data from a YAML node.
+
+    Rejects duplicate keys (YAML keeps the last), keys that are not text, and aliases
+    that refer to a node containing them. Keys merged in with ``<<`` may be overridden
+    by keys written in the mapping itself, as YAML specifies.
+    """
     locations.setdefault(path, _mark(node, source))
+    if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)):
+        if id(node) in active:
+            raise InputError("recursive alias: a node refers to a node that contains it",
+                             location=_mark(node, source), key=format_path(path) or None)
+        active = active | {id(node)}
     if isinstance(node, yaml.MappingNode):
-        loader.flatten_mapping(node)
         out: dict[str, Any] = {}
-        for key_node, value_node in node.value:
-            key = loader.construct_object(key_node, deep=True)
-            if not isinstance(key, str):
-                key = str(key)
+        local_keys: set[str] = set()
+        for key_node, value_node, local in _flatten(node, path, source, frozenset()):
+            key = _key(loader, key_node, path, source)
             if key in out:
-                raise InputError(f"duplicate key {key!r}", location=_mark(key_node, source),
-                                 key=format_path(path + (key,)))
+                if local and key in local_keys:
+                    raise InputError(f"duplicate key {key!r}", location=_mark(key_node, source),
+                                     key=format_path(path + (key,)))
+                _forget(locations, path + (key,))
+            if local:
+                local_keys.add(key)
             locations[path + (key,)] = _mark(value_node, source)
-            out[key] = _construct(loader, value_node, path + (key,), source, locations)
+            out[key] = _construct(loader, value_node, path + (key,), source, locations, active)
         return out
     if isinstance(node, yaml.SequenceNode):
-        return [_construct(loader, item, path + (i,), source, locations)
+        return [_construct(loader, item, path + (i,), source, locations, active)
                 for i, item in enumerate(node.value)]
     return loader.construct_object(node, deep=True)
+
+
+def _flatten(node: yaml.MappingNode, path: KeyPath, source: str, active: frozenset[int]
+             ) -> list[tuple[yaml.Node, yaml.Node, bool]]:
+    """The key/value pairs of a mapping with ``<<`` merges resolved, without changing it.
+
+    Merged pairs come first (flag ``False``), in an order where a later pair wins: the
+    first mapping of a merge list takes precedence, as YAML specifies. The mapping's
+    own pairs follow (flag ``True``).
+    """
+    if id(node) in active:
+        raise InputError("recursive alias: a merge (<<) refers to a mapping that contains it",
+                         location=_mark(node, source), key=format_path(path) or None)
+    active = active | {id(node)}
+    merged: list[tuple[yaml.Node, yaml.Node, bool]] = []
+    own: list[tuple[yaml.Node, yaml.Node, bool]] = []
+    for key_node, value_node in node.value:
+        if key_node.tag != MERGE_TAG:
+            own.append((key_node, value_node, True))
+            continue
+        if isinstance(value_node, yaml.MappingNode):
+            subs = [value_node]
+        elif isinstance(value_node, yaml.SequenceNode) and all(
+                isinstance(sub, yaml.MappingNode) for sub in value_node.value):
+            subs = list(value_node.value)
+        else:
+            raise InputError("invalid YAML: a merge (<<) needs a mapping or a list of mappings",
+                             location=_mark(value_node, source), key=format_path(path) or None)
+        for sub in reversed(subs):
+            merged.extend((k, v, False) for k, v, _ in _flatten(sub, path, source, active))
+    return merged + own
+
+
+def _key(loader: yaml.SafeLoader, key_node: yaml.Node, path: KeyPath, source: str) -> str:
+    """The text of a mapping key; keys that YAML reads as anything else are an error."""
+    if isinstance(key_node, yaml.ScalarNode) and key_node.tag == VALUE_TAG:
+        return str(key_node.value)
+    key = (loader.construct_object(key_node, deep=True)
+           if isinstance(key_node, yaml.ScalarNode) else None)
+    if isinstance(key, str):
+        return key
+    found = repr(key) if isinstance(key_node, yaml.ScalarNode) else "a " + (
+        "mapping" if isinstance(key_node, yaml.MappingNode) else "list")
+    raise InputError(f"keys must be text; found {found} (put the key in quotes)",
+                     location=_mark(key_node, source), key=format_path(path) or None)
+
+
+def _forget(locations: dict[KeyPath, Location], prefix: KeyPath) -> None:
+    """Drop the recorded locations at and under ``prefix`` (a value being overridden)."""
+    n = len(prefix)
+    for p in [p for p in locations if p[:n] == prefix]:
+        del locations[p]

@@ -31,15 +31,42 @@ def validate_document(model: type[M], doc: Document) -> M:
 
 def error_from_validation(model: type[BaseModel], doc: Document,
                           exc: ValidationError) -> InputError:
-    """The :class:`InputError` for the first error pydantic reports."""
+    """The :class:`InputError` for the most useful of the errors pydantic reports.
+
+    An unknown key comes before a wrong value, which comes before a missing key: a
+    misspelt key shows up as all of unknown and missing, and the unknown key (with its
+    "did you mean") is the one that says what to fix. A missing key explained that way
+    by a misspelt sibling is not counted as another problem.
+    """
     errors = exc.errors(include_url=False)
-    first = errors[0]
+    missing: dict[tuple, list[str]] = {}
+    for err in errors:
+        loc = tuple(err["loc"])
+        if err["type"] == "missing" and loc and isinstance(loc[-1], str):
+            missing.setdefault(loc[:-1], []).append(loc[-1])
+    explained: set[tuple] = set()
+    hints: dict[int, str] = {}
+    for i, err in enumerate(errors):
+        loc = tuple(err["loc"])
+        if err["type"] != "extra_forbidden" or not loc:
+            continue
+        close = difflib.get_close_matches(str(loc[-1]), missing.get(loc[:-1], []), n=1)
+        if close:
+            hints[i] = close[0]
+            explained.add(loc[:-1] + (close[0],))
+    remaining = [(i, err) for i, err in enumerate(errors)
+                 if not (err["type"] == "missing" and tuple(err["loc"]) in explained)]
+    index, first = min(remaining, key=lambda item: (_RANK.get(item[1]["type"], 1), item[0]))
     loc = tuple(first["loc"])
     path = _data_path(doc.data, loc, first["type"])
-    message = _message(model, loc, path, first)
-    if len(errors) > 1:
-        message += f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
+    message = _message(model, loc, path, first, hints.get(index))
+    if len(remaining) > 1:
+        message += f" (and {len(remaining) - 1} more problem{'s' if len(remaining) > 2 else ''})"
     return InputError(message, location=doc.locate(path), key=format_path(path) or None)
+
+
+# Which error to report first: unknown key, then a wrong value (1), then a missing key.
+_RANK = {"extra_forbidden": 0, "missing": 2}
 
 
 def _data_path(data: Any, loc: tuple, err_type: str) -> KeyPath:
@@ -59,14 +86,15 @@ def _data_path(data: Any, loc: tuple, err_type: str) -> KeyPath:
     return tuple(path)
 
 
-def _message(model: type[BaseModel], loc: tuple, path: KeyPath, err: dict) -> str:
+def _message(model: type[BaseModel], loc: tuple, path: KeyPath, err: dict,
+             meant: str | None = None) -> str:
     kind = err["type"]
     found = err.get("input")
     if kind == "extra_forbidden":
         key = path[-1] if path else loc[-1]
         allowed = _allowed_keys(model, loc[:-1])
         hint = ""
-        close = difflib.get_close_matches(str(key), allowed, n=1)
+        close = [meant] if meant else difflib.get_close_matches(str(key), allowed, n=1)
         if close:
             hint = f"; did you mean {close[0]!r}?"
         elif allowed:

@@ -27,7 +27,13 @@ def load_experiment(path: str | Path, overrides: list[str] | tuple[str, ...] = (
                          location=doc.locate(("kind",)), key="kind")
     spec = validate_document(kinds[kind], doc)
     if spec.topology is not None:
-        build_graph(spec.topology, doc.subdocument(("topology",)))
+        try:
+            build_graph(spec.topology, doc.subdocument(("topology",)))
+        except InputError as exc:
+            # The graph checker names key paths inside the topology; name them as the
+            # experiment file (and --set) does, under ``topology``.
+            key = f"topology.{exc.key}" if exc.key else "topology"
+            raise InputError(exc.message, location=exc.location, key=key) from None
     return spec
 
 

@@ -7,7 +7,9 @@ at the end, so an interrupted or failed run never leaves a half-written folder.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 
@@ -22,6 +24,9 @@ def write_run_folder(result: RunResult, out: str | Path) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
+        # mkdtemp makes the folder 0700; give the run folder the mode mkdir would
+        # (keeping a set-group-ID bit inherited from the parent folder).
+        tmp.chmod((tmp.stat().st_mode & stat.S_ISGID) | (0o777 & ~_umask()))
         (tmp / "config.resolved.yaml").write_text(dump_yaml(result.config), encoding="utf-8")
         payload = result.to_json_dict()
         (tmp / "metrics.json").write_text(
@@ -39,3 +44,17 @@ def write_run_folder(result: RunResult, out: str | Path) -> Path:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return out
+
+
+def _umask() -> int:
+    """The process umask, read without changing it where the system allows."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)  # no other way to read it; restore it at once
+    os.umask(mask)
+    return mask
