@@ -92,7 +92,8 @@ class OrnlTransferExperiment(ExperimentSpec):
     kind: str = "ornl-transfer"
     link: OrnlLink = Field(description="ORNL link assumptions (use the preset)")
     sizes: Sizes = Field(default_factory=Sizes, description="transfer sizes")
-    chunks: ChunkStudy = Field(default_factory=ChunkStudy, description="Figure 5 study")
+    chunks: ChunkStudy | None = Field(default_factory=ChunkStudy,
+                                      description="Figure 5 study (null to skip)")
     bursts: int = Field(256, ge=16, description="DMA bursts per transfer (DES batching)")
 
     def run(self, progress: bool = False, point: int = 0) -> RunResult:
@@ -117,23 +118,24 @@ class OrnlTransferExperiment(ExperimentSpec):
                                                    link.cxl_latency),
         } for p in link.penalties])
         crossover["crossover_KiB"] = crossover["crossover_B"] / 1024
-        chunks = _chunk_table(self.chunks, sim_pcie, sims)
         metrics = {"max_rel_err_des_vs_analytic": float(transfer["rel_err"].abs().max())}
         t64 = transfer[transfer["size_B"] == self.sizes.values()[0]]
         for p in link.penalties:
-            tag = f"p{p:g}"
-            metrics[f"speedup_first_size_{tag}"] = float(
+            # one penalty (a sweep point): plain names, so every point has the same metrics
+            tag = "" if len(link.penalties) == 1 else f"_p{p:g}"
+            metrics[f"speedup_first_size{tag}"] = float(
                 t64.loc[t64["cxl_penalty"] == p, "speedup"].iloc[0])
-            metrics[f"crossover_KiB_{tag}"] = float(
+            metrics[f"crossover_KiB{tag}"] = float(
                 crossover.loc[crossover["cxl_penalty"] == p, "crossover_KiB"].iloc[0])
         metrics["latency_only_ratio"] = float(
             t64.loc[t64["config"] == "PCIe", "t_sim_ns"].iloc[0] / link.cxl_latency)
         figures = {"Figure 2: transfer time": transfer_figure(transfer),
-                   "Figure 3: relative transfer time": relative_figure(transfer),
-                   "Figure 5: total transfer time vs chunk size": chunk_figure(chunks)}
-        return RunResult(self.name, self, metrics,
-                         {"transfer": transfer, "crossover": crossover, "chunks": chunks},
-                         figures)
+                   "Figure 3: relative transfer time": relative_figure(transfer)}
+        tables = {"transfer": transfer, "crossover": crossover}
+        if self.chunks is not None:
+            tables["chunks"] = _chunk_table(self.chunks, sim_pcie, sims)
+            figures["Figure 5: total transfer time vs chunk size"] = chunk_figure(tables["chunks"])
+        return RunResult(self.name, self, metrics, tables, figures)
 
 
 def _row(n: int, config: str, penalty: float | None, t_sim: float, t_analytic: float,
