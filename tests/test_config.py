@@ -612,7 +612,7 @@ def test_dump_writes_units_and_aliases():
     assert data["nodes"][1]["latency"] == "64 ns"
     assert data["nodes"][3]["capacity"] == "256 GiB"
     assert data["links"][0]["from"] == "rp0" and data["links"][0]["to"] == "sw0.up"
-    assert "port_bandwidth" not in data["nodes"][2]      # None is left out
+    assert data["nodes"][2]["port_bandwidth"] is None  # null is kept: it may override a default
 
 
 @given(lat=st.floats(0, 1e12, allow_nan=False), bw=st.floats(0, 1e15, allow_nan=False),
