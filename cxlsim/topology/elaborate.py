@@ -4,7 +4,9 @@ Each link becomes two :class:`~cxlsim.link.direction.LinkDirection` components (
 from its ``from`` end, ``up`` back), shared by every route that crosses it — a switch's
 upstream link is one object for all the devices behind it. Root-port and switch
 latencies sit between links on a route; a switch's per-port bandwidth cap is already in
-the graph's edge bandwidth. Each CXL device with memory gets a memory back-end.
+the graph's edge bandwidth. Each CXL device with memory, and each host's DRAM, gets a
+memory back-end; :meth:`System.mem_path` and :meth:`System.cache_path` build the
+CXL.mem and CXL.cache routes over the shared link directions.
 """
 
 from __future__ import annotations
@@ -17,10 +19,13 @@ from cxlsim.link.direction import LinkDirection
 from cxlsim.link.flits import wire_bytes_per_message
 from cxlsim.link.params import LinkParams
 from cxlsim.link.tlp import PcieConfig, tlp_bandwidth
+from cxlsim.protocol.cache import (D2H_DATA, D2H_REQ, D2H_RSP, H2D_DATA, H2D_REQ, H2D_RSP,
+                                   CachePath)
 from cxlsim.protocol.mem import M2S_REQ, M2S_RWD, S2M_DRS, S2M_NDR, MemPath
 from cxlsim.topology import Topology
 
 _MEM_KINDS = (M2S_REQ, M2S_RWD, S2M_NDR, S2M_DRS)
+_CACHE_KINDS = (D2H_REQ, D2H_RSP, D2H_DATA, H2D_REQ, H2D_RSP, H2D_DATA)
 
 
 def serializer_bandwidth(link: LinkParams, bandwidth: float) -> float:
@@ -49,9 +54,15 @@ class System(Component):
             for x, y, direction in ((src, dst, "down"), (dst, src, "up")):
                 self.links[x, y] = LinkDirection(sim, f"{name}_{direction}", link, self,
                                                  bandwidth=bandwidth, monitor=monitor)
+        self.host_memories: dict[str, MemoryBackend] = {}
         for node in topology.spec.nodes:
             if node.type == "cxl_device" and node.cxl_type in (2, 3):
                 self.memories[node.name] = MemoryBackend(sim, node.name, node, self)
+            elif node.type == "dram" and topology.graph.nodes[node.attached_to]["type"] == "host":
+                self.host_memories[node.attached_to] = MemoryBackend(
+                    sim, node.name, {"media_latency": node.latency,
+                                     "media_bandwidth": node.channels * node.data_rate * 8},
+                    self)
 
     def route(self, host: str, device: str) -> list[str]:
         """The least-latency node path from ``host`` to ``device``."""
@@ -60,14 +71,14 @@ class System(Component):
                 return list(r.path)
         raise nx.NetworkXNoPath(f"no route from {host!r} to {device!r}")
 
-    def mem_path(self, host: str, device: str, credits: int = 32) -> MemPath:
-        """The CXL.mem path from ``host`` to the memory of ``device``."""
-        if device not in self.memories:
-            raise ValueError(f"{device!r} is not a CXL device with memory")
+    def _hops(self, host: str, device: str) -> tuple[list, list, float, float, str]:
+        """Hops down and up between ``host`` and ``device``, the tails, the flit mode.
+
+        The route alternates fixed-latency segments (root port, switch) and links:
+        segments[i] is crossed before links[i] going down; segments[-1] after the last.
+        """
         nodes = self.route(host, device)
         latency = self.topology.graph.nodes
-        # The route alternates fixed-latency segments (root port, switch) and links:
-        # segments[i] is crossed before links[i] going down; segments[-1] after the last.
         segments, links = [0.0], []
         for a, b in zip(nodes, nodes[1:]):
             if (a, b) in self.links:
@@ -75,11 +86,27 @@ class System(Component):
                 segments.append(0.0)
             if b != device:
                 segments[-1] += latency[b]["latency"]
-        hops_down = [(segments[i], self.links[ab]) for i, ab in enumerate(links)]
-        hops_up = [(segments[i + 1], self.links[b, a]) for i, (a, b) in reversed(list(
+        down = [(segments[i], self.links[ab]) for i, ab in enumerate(links)]
+        up = [(segments[i + 1], self.links[b, a]) for i, (a, b) in reversed(list(
             enumerate(links)))]
-        mode = hops_down[0][1].params.flit or "68B"
-        wire = {kind: wire_bytes_per_message(mode, kind) for kind in _MEM_KINDS}
-        return MemPath(self.env, hops_down, hops_up, self.memories[device], wire,
-                       tail_down=segments[-1], tail_up=segments[0], credits=credits)
+        return down, up, segments[-1], segments[0], down[0][1].params.flit or "68B"
 
+    def mem_path(self, host: str, device: str, credits: int = 32) -> MemPath:
+        """The CXL.mem path from ``host`` to the memory of ``device``."""
+        if device not in self.memories:
+            raise ValueError(f"{device!r} is not a CXL device with memory")
+        down, up, tail_down, tail_up, mode = self._hops(host, device)
+        wire = {kind: wire_bytes_per_message(mode, kind) for kind in _MEM_KINDS}
+        return MemPath(self.env, down, up, self.memories[device], wire,
+                       tail_down=tail_down, tail_up=tail_up, credits=credits)
+
+    def cache_path(self, host: str, device: str, home_latency: float = 0.0,
+                   snoop_latency: float = 50.0, credits: int = 32) -> CachePath:
+        """The CXL.cache path between ``device``'s cache and ``host``'s memory."""
+        if host not in self.host_memories:
+            raise ValueError(f"host {host!r} has no dram node attached")
+        down, up, tail_down, tail_up, mode = self._hops(host, device)
+        wire = {kind: wire_bytes_per_message(mode, kind) for kind in _CACHE_KINDS}
+        return CachePath(self.env, up, down, self.host_memories[host], wire,
+                         tail_up=tail_up, tail_down=tail_down, home_latency=home_latency,
+                         snoop_latency=snoop_latency, credits=credits)
