@@ -78,7 +78,7 @@ def test_every_request_completes_exactly_once(ops, gaps, credits):
 
     def issue(i):
         op = ops[i]
-        record = lambda t, op=op: done.append((id(t), op, t.latency))  # noqa: E731
+        record = lambda t, op=op: done.append((t, op, t.latency))  # noqa: E731
         if op == "dirty":
             path.snoop(record, dirty=True)
         else:
@@ -89,7 +89,7 @@ def test_every_request_completes_exactly_once(ops, gaps, credits):
         t += gap
         sim.env.schedule(_event(sim, issue, i), delay=t)
     sim.run()
-    assert len(done) == len(ops) and len({d[0] for d in done}) == len(ops)
+    assert len(done) == len(ops) and len({id(d[0]) for d in done}) == len(ops)
     for _, op, latency in done:
         assert latency >= unloaded[op] - 1e-6
 
