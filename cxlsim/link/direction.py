@@ -67,7 +67,7 @@ class LinkDirection(Component):
         # the ``ack_every`` flits an Ack waits for. A buffer holding fewer flits than
         # are sent in that time caps the transmitter at buffer / round trip.
         ack_rtt = 2 * self._latency + p.ack_every * self._flit_ns
-        if p.retry_buffer:
+        if p.retry_buffer and p.flit is not None:  # CXL link-layer retry, in flits
             self.retry_cap = min(1.0, p.retry_buffer * self._flit_ns / ack_rtt)
             self._ns_per_byte /= self.retry_cap
         else:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import networkx as nx
 
+from cxlsim.devices.dma import DmaEngine
 from cxlsim.devices.memory import MemoryBackend
 from cxlsim.engine import Component, Simulation
 from cxlsim.link.direction import LinkDirection
@@ -110,3 +111,21 @@ class System(Component):
         return CachePath(self.env, up, down, self.host_memories[host], wire,
                          tail_up=tail_up, tail_down=tail_down, home_latency=home_latency,
                          snoop_latency=snoop_latency, credits=credits)
+
+    def dma_engine(self, host: str, device: str, setup_latency: float = 0.0,
+                   config: PcieConfig | None = None) -> DmaEngine:
+        """A DMA engine on ``device`` moving data to and from ``host``'s memory.
+
+        The device must sit on a link of its own to a root port (no switch between).
+        """
+        down, up, _, _, _ = self._hops(host, device)
+        if len(down) != 1:
+            raise ValueError(f"{device!r} is {len(down)} links from {host!r}; the DMA engine "
+                             "model needs a device on its own root-port link")
+        link = down[0][1].params
+        config = config or PcieConfig(min(link.generation or 5, 5), link.width)
+        host_latency = self.host_memories[host].params.media_latency \
+            if host in self.host_memories else 0.0
+        return DmaEngine(self.sim, f"{device}_dma", {"setup_latency": setup_latency,
+                                                     "host_latency": host_latency},
+                         up[0][1], down[0][1], config, parent=self)

@@ -1,0 +1,62 @@
+"""Topology elaboration: shared link directions, CXL.mem paths, DMA engines."""
+
+import pytest
+
+from conftest import REPO
+from cxlsim.analytic import t_pcie
+from cxlsim.engine import Simulation
+from cxlsim.link.flits import wire_bytes_per_message
+from cxlsim.topology import load_topology
+from cxlsim.topology.elaborate import System
+
+
+def _system(name):
+    sim = Simulation()
+    return sim, System(sim, load_topology(REPO / "topologies" / f"{name}.yaml"))
+
+
+def test_switch_pool_shares_one_upstream_link_between_four_paths():
+    sim, system = _system("switch-pool")
+    paths = [system.mem_path("host0", f"cxl{i}") for i in range(4)]
+    up = system.links["sw0", "rp0"]
+    assert up.users == 4 and not up.exclusive
+    assert all(system.links["sw0", f"cxl{i}"].exclusive for i in range(4))
+    assert len(paths) == 4
+
+
+def test_unloaded_read_through_the_switch_is_the_sum_of_its_parts():
+    sim, system = _system("switch-pool")
+    path = system.mem_path("host0", "cxl0")
+    out = []
+    path.read(lambda t: out.append(t.latency))
+    sim.run()
+    x16, x8 = system.links["rp0", "sw0"], system.links["sw0", "cxl0"]
+    serial = sum(wire_bytes_per_message("68B", k) * 1e9 / link.params.raw_bandwidth
+                 for k in ("M2S_REQ", "S2M_DRS") for link in (x16, x8))
+    expected = 2 * (64 + 90) + 2 * (x16.latency + x8.latency) + 30 + 50 + serial
+    assert out == [pytest.approx(expected)]
+
+
+def test_dma_engine_on_a_pcie_gen3_link_matches_the_closed_form():
+    sim, system = _system("deceval")
+    dma = system.dma_engine("host0", "fpga0", setup_latency=738.77)
+    out = []
+    dma.transfer(1 << 20, "read_write", out.append)
+    sim.run()
+    # the link's two 10 ns ports and the TLP pipeline add well under 0.1 %
+    assert out[0] == pytest.approx(t_pcie(1 << 20), rel=1e-3)
+
+
+def test_dma_engine_needs_a_device_on_its_own_link():
+    _, system = _system("switch-pool")
+    with pytest.raises(ValueError, match="'cxl0' is 2 links from 'host0'"):
+        system.dma_engine("host0", "cxl0")
+
+
+def test_cache_path_needs_host_memory_and_mem_path_a_memory_device():
+    _, system = _system("switch-pool")
+    with pytest.raises(ValueError, match="host 'host0' has no dram node attached"):
+        system.cache_path("host0", "cxl0")
+    _, deceval = _system("deceval")
+    with pytest.raises(ValueError, match="'fpga0' is not a CXL device with memory"):
+        deceval.mem_path("host0", "fpga0")
