@@ -21,7 +21,7 @@ from typing import Any
 
 from cxlsim.devices.memory import MemoryBackend
 from cxlsim.protocol.credits import CreditPool
-from cxlsim.protocol.journey import SERVE, Hop, Transaction, advance, link_steps
+from cxlsim.protocol.journey import SERVE, Hop, Route, Transaction, advance, link_steps
 
 D2H_REQ, D2H_RSP, D2H_DATA = "D2H_REQ", "D2H_RSP", "D2H_DATA"
 H2D_REQ, H2D_RSP, H2D_DATA = "H2D_REQ", "H2D_RSP", "H2D_DATA"
@@ -43,7 +43,7 @@ class FixedDelay:
         return t + self.latency
 
 
-class CachePath:
+class CachePath(Route):
     """CXL.cache between one device and its host's memory.
 
     ``up`` holds the hops from the device to the host and ``down`` the hops back (each
@@ -84,7 +84,6 @@ class CachePath:
                              *link_steps(up, wire[D2H_RSP] + wire[D2H_DATA], tail_up))
         self._home = home
         self._lookup = lookup
-        self.completed = 0
 
     def read(self, done: Callable[[Transaction], None], op: str = "RdShared") -> Transaction:
         """The device reads a line of host memory; ``done`` when the data reaches it."""
@@ -125,9 +124,3 @@ class CachePath:
     def _device_snooped(self, txn: Transaction, t: float) -> float:
         self.h2d_credits.give_back(t + self._credit_down)
         return t + self._lookup.latency
-
-    def _finish(self, event: Any) -> None:
-        txn = event._value
-        txn.completed = self.env.now
-        self.completed += 1
-        txn.done(txn)

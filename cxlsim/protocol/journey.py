@@ -42,6 +42,19 @@ class Transaction:
         return self.completed - self.issued
 
 
+class Route:
+    """Base of the protocol paths: counts completions and hands each to its ``done``."""
+
+    env: Any
+    completed: int = 0
+
+    def _finish(self, event: Any) -> None:
+        txn = event._value
+        txn.completed = self.env.now
+        self.completed += 1
+        txn.done(txn)
+
+
 def advance(env: Any, txn: Transaction, steps: tuple, i: int, t: float,
             finish: Callable[[Any], None]) -> None:
     """Carry ``txn`` from step ``i``, reached at time ``t``, as far as it can go now;

@@ -15,7 +15,7 @@ from typing import Any
 
 from cxlsim.devices.memory import MemoryBackend
 from cxlsim.protocol.credits import CreditPool
-from cxlsim.protocol.journey import SERVE, Hop, Transaction, advance, link_steps
+from cxlsim.protocol.journey import SERVE, Hop, Route, Transaction, advance, link_steps
 
 #: Message kinds of CXL.mem (names as in the flit packer).
 M2S_REQ, M2S_RWD, S2M_NDR, S2M_DRS = "M2S_REQ", "M2S_RWD", "S2M_NDR", "S2M_DRS"
@@ -23,7 +23,7 @@ M2S_REQ, M2S_RWD, S2M_NDR, S2M_DRS = "M2S_REQ", "M2S_RWD", "S2M_NDR", "S2M_DRS"
 __all__ = ["M2S_REQ", "M2S_RWD", "S2M_DRS", "S2M_NDR", "MemPath", "Transaction"]
 
 
-class MemPath:
+class MemPath(Route):
     """The route host -> device -> host for CXL.mem, with its credits and message costs.
 
     ``down`` and ``up`` list the hops from the host and from the device, each the fixed
@@ -54,7 +54,6 @@ class MemPath:
 
         self._read = steps(M2S_REQ, S2M_DRS)
         self._write = steps(M2S_RWD, S2M_NDR)
-        self.completed = 0
 
     def read(self, done: Callable[[Transaction], None], size: int = 64) -> Transaction:
         """Issue a MemRd now."""
@@ -70,15 +69,10 @@ class MemPath:
 
     def _start(self, txn: Transaction) -> None:
         steps = self._write if txn.op == "write" else self._read
-        advance(self.env, txn, steps, 0, self.env.now + self._head, self._at_host)
+        advance(self.env, txn, steps, 0, self.env.now + self._head, self._finish)
 
     def _at_device(self, txn: Transaction, t: float) -> float:
         credits = self.rwd_credits if txn.op == "write" else self.req_credits
         credits.give_back(t + self._credit_return)
         return self.device.access(txn.size, t)
 
-    def _at_host(self, event: Any) -> None:
-        txn = event._value
-        txn.completed = self.env.now
-        self.completed += 1
-        txn.done(txn)
