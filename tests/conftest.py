@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 from pathlib import Path
 
 import pytest
+
+# Notebooks collected in the same run (testpaths: tests, notebooks) inherit this: the
+# test command runs them in QUICK mode unless QUICK is set otherwise.
+os.environ.setdefault("QUICK", "1")
 
 REPO = Path(__file__).resolve().parents[1]
 TOPOLOGIES = sorted((REPO / "topologies").glob("*.yaml"))
