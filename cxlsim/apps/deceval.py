@@ -1,0 +1,224 @@
+"""DecEval (ORNL, ExHET'22): decompress on an FPGA, integrate on a GPU, four dataflows.
+
+The application is a dataflow of stage processes (FPGA read, kernel and write per
+chunk; GPU integration) and link transfers, run in the discrete-event simulator:
+
+* ``baseline``: the FPGA works through every chunk, its output is DMAed to host memory,
+  staged through host memory by the runtimes, DMAed to the GPU, then the GPU integrates.
+* ``p2p``: direct accelerator communication: FPGA -> GPU DMA through the root complex.
+* ``cxl_cache``: CXL with a coherent cache (host bias): the GPU reads the FPGA's output
+  with coherent line accesses while it integrates; nothing is staged.
+* ``cxl_pipelined``: chunks flow through the stages concurrently (bounded buffers), the
+  GPU reading each chunk coherently as soon as it is written.
+
+Transfers are bursts of TLPs (PCIe) or of line accesses (CXL) through link directions;
+a CXL link carries ``penalty`` of the PCIe effective bandwidth with a fixed ``latency``
+per access and ``mlp`` accesses in flight (the ORNL model's assumptions, as in
+``ornl-transfer``). Kernel and stage times are the measured per-chunk figures scaled
+by bytes per chunk.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import simpy
+from pydantic import Field
+
+from cxlsim.apps.pipeline import run_pipeline
+from cxlsim.config.base import StrictModel
+from cxlsim.devices.memory import MemoryBackend
+from cxlsim.engine import Simulation
+from cxlsim.link.direction import LinkDirection
+from cxlsim.link.params import LinkParams
+from cxlsim.link.tlp import PcieConfig, tlp_bandwidth, write_wire_bytes
+from cxlsim.protocol.bulk import Bulk
+from cxlsim.protocol.journey import LINK, SERVE
+from cxlsim.units import Bandwidth, Size, Time
+
+Flow = Literal["baseline", "p2p", "cxl_cache", "cxl_pipelined"]
+FLOWS: tuple[Flow, ...] = ("baseline", "p2p", "cxl_cache", "cxl_pipelined")
+LINE = 64
+
+
+class FpgaParams(StrictModel):
+    """Per-chunk FPGA stage times at the reference chunking (scaled by chunk bytes)."""
+
+    read: Time = Field(description="reading a chunk's compressed input")
+    kernel: Time = Field(description="decompressing a chunk")
+    write: Time = Field(description="writing a chunk's output")
+    launch: Time = Field(0.0, description="fixed cost per chunk (kernel enqueue)")
+
+
+class GpuParams(StrictModel):
+    """GPU integration kernel over the whole data set."""
+
+    kernel: Time = Field(description="integration kernel, whole data set")
+
+
+class HostParams(StrictModel):
+    """Host-side costs: staging through host memory (baseline), DMA setup, P2P forwarding."""
+
+    staging_bandwidth: Bandwidth = Field(description="runtime staging copies through host memory")
+    staging_copies: int = Field(2, ge=0, description="copies of the data staged by the runtimes")
+    dma_setup: Time = Field(description="fixed cost of one PCIe DMA")
+    root_complex: Time = Field(0.0, description="P2P forwarding latency in the root complex")
+
+
+class CxlParams(StrictModel):
+    """The CXL link of the coherent flows (ORNL assumptions)."""
+
+    penalty: float = Field(gt=0, le=1, description="fraction of PCIe effective bandwidth")
+    latency: Time = Field(description="fixed latency of one coherent access")
+    mlp: int = Field(64, ge=1, description="coherent line accesses in flight")
+
+
+class DecEvalParams(StrictModel):
+    """``models/apps/deceval.yaml``: data, chunking, stage times, host and CXL costs."""
+
+    data: Size = Field(description="inflated data moved from the FPGA to the GPU")
+    reference_chunks: int = Field(ge=1, description="chunking the per-chunk times were measured at")
+    chunks: int = Field(ge=1, description="chunks this run uses")
+    fpga: FpgaParams
+    gpu: GpuParams
+    host: HostParams
+    cxl: CxlParams
+
+
+@dataclass
+class FlowTime:
+    """Simulated time of one flow (ns) and where it went."""
+
+    flow: Flow
+    total: float
+    fpga: float
+    transfers: float
+    gpu: float
+
+
+class DecEval:
+    """Builds the system (PCIe Gen3 x16 links for FPGA and GPU) and runs a flow."""
+
+    def __init__(self, params: DecEvalParams, pcie: PcieConfig | None = None) -> None:
+        self.p = params
+        self.pcie = pcie or PcieConfig(3, 16)
+
+    # -- the stage times ---------------------------------------------------------
+    @property
+    def chunk_bytes(self) -> int:
+        """Bytes per chunk (the last chunk may be shorter; all are costed alike)."""
+        return -(-self.p.data // self.p.chunks)
+
+    def _scaled(self, per_reference_chunk: float) -> float:
+        return per_reference_chunk * self.p.reference_chunks / self.p.chunks
+
+    @property
+    def fpga_chunk(self) -> tuple[float, float, float]:
+        """(read, kernel + launch, write) of one chunk, ns."""
+        f = self.p.fpga
+        return self._scaled(f.read), self._scaled(f.kernel) + f.launch, self._scaled(f.write)
+
+    @property
+    def gpu_chunk(self) -> float:
+        """GPU integration of one chunk, ns."""
+        return self.p.gpu.kernel / self.p.chunks
+
+    # -- running -------------------------------------------------------------------
+    def run(self, flow: Flow) -> FlowTime:
+        """Simulate ``flow``; the result's ``total`` is the application time."""
+        sim = Simulation()
+        env = sim.env
+        parts = {"fpga": 0.0, "transfers": 0.0, "gpu": 0.0}
+        proc = env.process(getattr(self, f"_{flow}")(sim, parts))
+        env.run(proc)
+        return FlowTime(flow, env.now, parts["fpga"], parts["transfers"], parts["gpu"])
+
+    def _fpga_all(self, env: simpy.Environment, parts: dict):
+        start = env.now
+        for _ in range(self.p.chunks):
+            yield env.timeout(sum(self.fpga_chunk))
+        parts["fpga"] += env.now - start
+
+    def _timed(self, env: simpy.Environment, parts: dict, key: str, event: simpy.Event):
+        start = env.now
+        yield event
+        parts[key] += env.now - start
+
+    def _baseline(self, sim: Simulation, parts: dict):
+        env, p = sim.env, self.p
+        fpga_up, gpu_down = self._pcie(sim, "fpga_up"), self._pcie(sim, "gpu_down")
+        yield from self._fpga_all(env, parts)
+        yield from self._timed(env, parts, "transfers", self._dma([fpga_up], env).move(
+            p.data, p.host.dma_setup))
+        staging = p.host.staging_copies * p.data / p.host.staging_bandwidth * 1e9
+        yield from self._timed(env, parts, "transfers", env.timeout(staging))
+        yield from self._timed(env, parts, "transfers", self._dma([gpu_down], env).move(
+            p.data, p.host.dma_setup))
+        yield from self._timed(env, parts, "gpu", env.timeout(p.gpu.kernel))
+
+    def _p2p(self, sim: Simulation, parts: dict):
+        env, p = sim.env, self.p
+        links = [self._pcie(sim, "fpga_up"), self._pcie(sim, "gpu_down")]
+        yield from self._fpga_all(env, parts)
+        yield from self._timed(env, parts, "transfers", self._dma(links, env).move(
+            p.data, p.host.dma_setup))
+        yield from self._timed(env, parts, "gpu", env.timeout(p.gpu.kernel))
+
+    def _cxl_cache(self, sim: Simulation, parts: dict):
+        env, p = sim.env, self.p
+        stream = self._coherent(sim)
+        yield from self._fpga_all(env, parts)
+        start = env.now
+        reads = stream.move(p.data)
+        yield env.all_of([env.timeout(p.gpu.kernel), reads])
+        parts["gpu"] += env.now - start
+
+    def _cxl_pipelined(self, sim: Simulation, parts: dict):
+        env = sim.env
+        stream = self._coherent(sim)
+        read, kernel, write = self.fpga_chunk
+        gpu = self.gpu_chunk
+        stages = [("fpga_read", lambda e, c: e.timeout(read)),
+                  ("fpga_kernel", lambda e, c: e.timeout(kernel)),
+                  ("fpga_write", lambda e, c: e.timeout(write)),
+                  ("gpu", lambda e, c: e.all_of([e.timeout(gpu),
+                                                 stream.move(self.chunk_bytes)]))]
+        run = yield run_pipeline(env, stages, self.p.chunks)
+        parts["fpga"] = run.finished["fpga_write"][-1]
+        parts["gpu"] = run.end - parts["fpga"]
+
+    # -- links and transfers --------------------------------------------------------
+    def _pcie(self, sim: Simulation, name: str, penalty: float = 1.0) -> LinkDirection:
+        phy = LinkParams(protocol="pcie", generation=self.pcie.generation,
+                         width=self.pcie.width, retry_buffer=0)
+        return LinkDirection(sim, name, phy, bandwidth=tlp_bandwidth(self.pcie) * penalty)
+
+    def _dma(self, links: list[LinkDirection], env: simpy.Environment) -> Bulk:
+        """PCIe DMA writes (MWr TLPs) through ``links``, forwarded by the root complex."""
+        cfg, rc = self.pcie, self.p.host.root_complex
+
+        def steps(burst: int) -> tuple:
+            wire = write_wire_bytes(burst, cfg)
+            return tuple((LINK, link, wire, rc if k + 1 < len(links) else 0.0)
+                         for k, link in enumerate(links))
+
+        return Bulk(env, steps)
+
+    def _coherent(self, sim: Simulation) -> Bulk:
+        """The GPU's coherent reads of the FPGA's output over CXL: a window of ``mlp``
+        line accesses of fixed latency, then the FPGA's and the GPU's CXL links."""
+        cxl, cfg = self.p.cxl, self.pcie
+        window = MemoryBackend(sim, "cxl_window", {
+            "media_latency": cxl.latency,
+            "media_bandwidth": cxl.mlp * LINE / cxl.latency * 1e9 if cxl.latency else None})
+        window.claim()
+        links = [self._pcie(sim, "fpga_cxl_up", cxl.penalty),
+                 self._pcie(sim, "gpu_cxl_down", cxl.penalty)]
+
+        def steps(burst: int) -> tuple:
+            wire = write_wire_bytes(burst, cfg)
+            return ((SERVE, window, lambda txn, t: window.access(txn.size, t), 0.0),
+                    *((LINK, link, wire, 0.0) for link in links))
+
+        return Bulk(sim.env, steps)

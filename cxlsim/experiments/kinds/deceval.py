@@ -1,0 +1,98 @@
+"""``kind: deceval-flows`` and ``kind: deceval-chunks`` — the ORNL DecEval study.
+
+``deceval-flows`` runs the four dataflows of :mod:`cxlsim.apps.deceval` and reports
+their times and speedups over the baseline, with the closed-form pipeline model beside
+the simulated pipelined flow. ``deceval-chunks`` reruns the flows over a range of chunk
+counts: application time and total transfer time against chunk size, and the best.
+A sweep over ``app.cxl.penalty`` x ``app.cxl.latency`` gives the architect's heat map.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.express as px
+from pydantic import Field
+
+from cxlsim.analytic import t_app
+from cxlsim.apps.deceval import FLOWS, DecEval, DecEvalParams, Flow
+from cxlsim.experiments.result import RunResult
+from cxlsim.experiments.spec import ExperimentSpec, register
+from cxlsim.link.tlp import PcieConfig
+from cxlsim.topology.schema import TopologySpec
+
+
+class _DecEvalBase(ExperimentSpec):
+    topology: TopologySpec = Field(description="the system (FPGA and GPU links)")
+    app: DecEvalParams = Field(description="DecEval parameters (use preset apps/deceval)")
+    flows: list[Flow] = Field(list(FLOWS), min_length=1, description="flows to run")
+
+    def _pcie(self) -> PcieConfig:
+        """The accelerators' PCIe settings, from the topology's link to the FPGA."""
+        fpga = next(n.name for n in self.topology.nodes
+                    if n.type == "accelerator" and n.kind == "fpga")
+        link = next(lk for lk in self.topology.links if fpga in (lk.src.split(".")[0],
+                                                                  lk.dst.split(".")[0]))
+        return PcieConfig(min(link.generation or 5, 5), link.width)
+
+    def _times(self, app: DecEvalParams) -> dict[str, object]:
+        model = DecEval(app, self._pcie())
+        flows = ["baseline", *[f for f in self.flows if f != "baseline"]]
+        return {f: model.run(f) for f in flows}
+
+
+@register("deceval-flows")
+class DecEvalFlowsExperiment(_DecEvalBase):
+    """Four DecEval flows: simulated times and speedups over the baseline."""
+
+    kind: str = "deceval-flows"
+
+    def run(self, progress: bool = False, point: int = 0) -> RunResult:
+        times = self._times(self.app)
+        base = times["baseline"].total
+        table = pd.DataFrame([{"flow": t.flow, "total_s": t.total / 1e9, "fpga_s": t.fpga / 1e9,
+                               "transfers_s": t.transfers / 1e9, "gpu_s": t.gpu / 1e9,
+                               "speedup": base / t.total} for t in times.values()])
+        metrics = {"baseline_s": base / 1e9}
+        for t in times.values():
+            metrics[f"time_s_{t.flow}"] = t.total / 1e9
+            metrics[f"speedup_{t.flow}"] = base / t.total
+        model = DecEval(self.app, self._pcie())
+        stages = (*model.fpga_chunk, model.gpu_chunk)
+        metrics["pipeline_closed_form_s"] = t_app(len(stages), self.app.chunks, max(stages)) / 1e9
+        long = table.melt(id_vars="flow", value_vars=["fpga_s", "transfers_s", "gpu_s"],
+                          var_name="part", value_name="seconds")
+        fig = px.bar(long, x="flow", y="seconds", color="part",
+                     title="DecEval: where the time goes, per flow (simulated)")
+        fig.update_layout(template="plotly_white")
+        return RunResult(self.name, self, metrics, {"flows": table}, {"flows": fig})
+
+
+@register("deceval-chunks")
+class DecEvalChunksExperiment(_DecEvalBase):
+    """DecEval flows against the chunk size: application and transfer time, the best."""
+
+    kind: str = "deceval-chunks"
+    chunk_counts: list[int] = Field([8, 16, 32, 64, 104, 208, 416, 832, 1664], min_length=1,
+                                    description="numbers of chunks to try")
+
+    def run(self, progress: bool = False, point: int = 0) -> RunResult:
+        rows = []
+        for n in self.chunk_counts:
+            app = self.app.model_copy(update={"chunks": n})
+            for t in self._times(app).values():
+                rows.append({"chunks": n, "chunk_MB": app.data / n / 1e6, "flow": t.flow,
+                             "app_s": t.total / 1e9, "transfers_s": t.transfers / 1e9})
+        table = pd.DataFrame(rows)
+        metrics = {}
+        for flow, part in table.groupby("flow", sort=False):
+            best = part.loc[part["app_s"].idxmin()]
+            metrics[f"best_chunk_MB_{flow}"] = float(best["chunk_MB"])
+            metrics[f"best_app_s_{flow}"] = float(best["app_s"])
+        figs = {}
+        for y, title in (("app_s", "Application time vs chunk size"),
+                         ("transfers_s", "Total transfer time vs chunk size")):
+            fig = px.line(table, x="chunk_MB", y=y, color="flow", log_x=True, markers=True,
+                          title=title, labels={"chunk_MB": "chunk size (MB)", y: "seconds"})
+            fig.update_layout(template="plotly_white")
+            figs[title] = fig
+        return RunResult(self.name, self, metrics, {"chunks": table}, figs)
