@@ -28,6 +28,7 @@ from pydantic import Field
 
 from cxlsim.apps.pipeline import run_pipeline
 from cxlsim.config.base import StrictModel
+from cxlsim.devices.accelerator import ComputeEngine, ComputeEngineParams
 from cxlsim.devices.memory import MemoryBackend
 from cxlsim.engine import Simulation
 from cxlsim.link.direction import LinkDirection
@@ -107,37 +108,58 @@ class DecEval:
     # -- the stage times ---------------------------------------------------------
     @property
     def chunk_bytes(self) -> int:
-        """Bytes per chunk (the last chunk may be shorter; all are costed alike)."""
+        """Bytes per chunk (the last chunk takes the remainder)."""
         return -(-self.p.data // self.p.chunks)
 
-    def _scaled(self, per_reference_chunk: float) -> float:
-        return per_reference_chunk * self.p.reference_chunks / self.p.chunks
+    def engine_params(self) -> dict[str, ComputeEngineParams]:
+        """The FPGA's read, kernel and write units and the GPU kernel, from the measured
+        times (FPGA per reference chunk, GPU for the whole data)."""
+        p, per = self.p, max(1, round(self.p.data / self.p.reference_chunks))
+        return {
+            "fpga_read": ComputeEngineParams(time=p.fpga.read, per=per),
+            "fpga_kernel": ComputeEngineParams(time=p.fpga.kernel, per=per, setup=p.fpga.launch),
+            "fpga_write": ComputeEngineParams(time=p.fpga.write, per=per),
+            "gpu": ComputeEngineParams(time=p.gpu.kernel, per=p.data),
+        }
 
-    @property
-    def fpga_chunk(self) -> tuple[float, float, float]:
-        """(read, kernel + launch, write) of one chunk, ns."""
-        f = self.p.fpga
-        return self._scaled(f.read), self._scaled(f.kernel) + f.launch, self._scaled(f.write)
-
-    @property
-    def gpu_chunk(self) -> float:
-        """GPU integration of one chunk, ns."""
-        return self.p.gpu.kernel / self.p.chunks
+    def stage_times(self) -> dict[str, float]:
+        """Each engine's time for one chunk, ns (the closed-form pipeline's stages)."""
+        return {name: e.setup + self.chunk_bytes * e.ns_per_byte
+                for name, e in self.engine_params().items()}
 
     # -- running -------------------------------------------------------------------
     def run(self, flow: Flow) -> FlowTime:
         """Simulate ``flow``; the result's ``total`` is the application time."""
         sim = Simulation()
         env = sim.env
+        self._engines(sim)
         parts = {"fpga": 0.0, "transfers": 0.0, "gpu": 0.0}
         proc = env.process(getattr(self, f"_{flow}")(sim, parts))
         env.run(proc)
         return FlowTime(flow, env.now, parts["fpga"], parts["transfers"], parts["gpu"])
 
+    def _engines(self, sim: Simulation) -> None:
+        """The FPGA's read, kernel and write units, the GPU kernel, host staging memory."""
+        p = self.p
+        engines = {name: ComputeEngine(sim, name, params)
+                   for name, params in self.engine_params().items()}
+        self.fpga_read, self.fpga_kernel = engines["fpga_read"], engines["fpga_kernel"]
+        self.fpga_write, self.gpu = engines["fpga_write"], engines["gpu"]
+        self.staging = MemoryBackend(sim, "host_staging", {
+            "media_bandwidth": p.host.staging_bandwidth / max(p.host.staging_copies, 1)})
+        self.staging.claim()
+
+    def _chunks(self):
+        """Sizes of the chunks: equal, the last one taking the remainder."""
+        size = self.chunk_bytes
+        return [size] * (self.p.chunks - 1) + [self.p.data - size * (self.p.chunks - 1)]
+
     def _fpga_all(self, env: simpy.Environment, parts: dict):
         start = env.now
-        for _ in range(self.p.chunks):
-            yield env.timeout(sum(self.fpga_chunk))
+        for n in self._chunks():
+            yield self.fpga_read.run(n)
+            yield self.fpga_kernel.run(n)
+            yield self.fpga_write.run(n)
         parts["fpga"] += env.now - start
 
     def _timed(self, env: simpy.Environment, parts: dict, key: str, event: simpy.Event):
@@ -151,11 +173,12 @@ class DecEval:
         yield from self._fpga_all(env, parts)
         yield from self._timed(env, parts, "transfers", self._dma([fpga_up], env).move(
             p.data, p.host.dma_setup))
-        staging = p.host.staging_copies * p.data / p.host.staging_bandwidth * 1e9
-        yield from self._timed(env, parts, "transfers", env.timeout(staging))
+        if p.host.staging_copies:  # host memory as the intermediary buffer
+            ready = self.staging.access(p.data, env.now)
+            yield from self._timed(env, parts, "transfers", env.timeout(ready - env.now))
         yield from self._timed(env, parts, "transfers", self._dma([gpu_down], env).move(
             p.data, p.host.dma_setup))
-        yield from self._timed(env, parts, "gpu", env.timeout(p.gpu.kernel))
+        yield from self._timed(env, parts, "gpu", self.gpu.run(p.data))
 
     def _p2p(self, sim: Simulation, parts: dict):
         env, p = sim.env, self.p
@@ -163,7 +186,7 @@ class DecEval:
         yield from self._fpga_all(env, parts)
         yield from self._timed(env, parts, "transfers", self._dma(links, env).move(
             p.data, p.host.dma_setup))
-        yield from self._timed(env, parts, "gpu", env.timeout(p.gpu.kernel))
+        yield from self._timed(env, parts, "gpu", self.gpu.run(p.data))
 
     def _cxl_cache(self, sim: Simulation, parts: dict):
         env, p = sim.env, self.p
@@ -171,19 +194,18 @@ class DecEval:
         yield from self._fpga_all(env, parts)
         start = env.now
         reads = stream.move(p.data)
-        yield env.all_of([env.timeout(p.gpu.kernel), reads])
+        yield env.all_of([self.gpu.run(p.data), reads])
         parts["gpu"] += env.now - start
 
     def _cxl_pipelined(self, sim: Simulation, parts: dict):
         env = sim.env
         stream = self._coherent(sim)
-        read, kernel, write = self.fpga_chunk
-        gpu = self.gpu_chunk
-        stages = [("fpga_read", lambda e, c: e.timeout(read)),
-                  ("fpga_kernel", lambda e, c: e.timeout(kernel)),
-                  ("fpga_write", lambda e, c: e.timeout(write)),
-                  ("gpu", lambda e, c: e.all_of([e.timeout(gpu),
-                                                 stream.move(self.chunk_bytes)]))]
+        sizes = self._chunks()
+        stages = [("fpga_read", lambda e, c: self.fpga_read.run(sizes[c])),
+                  ("fpga_kernel", lambda e, c: self.fpga_kernel.run(sizes[c])),
+                  ("fpga_write", lambda e, c: self.fpga_write.run(sizes[c])),
+                  ("gpu", lambda e, c: e.all_of([self.gpu.run(sizes[c]),
+                                                 stream.move(sizes[c])]))]
         run = yield run_pipeline(env, stages, self.p.chunks)
         parts["fpga"] = run.finished["fpga_write"][-1]
         parts["gpu"] = run.end - parts["fpga"]

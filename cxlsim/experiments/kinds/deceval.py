@@ -57,7 +57,7 @@ class DecEvalFlowsExperiment(_DecEvalBase):
             metrics[f"time_s_{t.flow}"] = t.total / 1e9
             metrics[f"speedup_{t.flow}"] = base / t.total
         model = DecEval(self.app, self._pcie())
-        stages = (*model.fpga_chunk, model.gpu_chunk)
+        stages = model.stage_times().values()
         metrics["pipeline_closed_form_s"] = t_app(len(stages), self.app.chunks, max(stages)) / 1e9
         long = table.melt(id_vars="flow", value_vars=["fpga_s", "transfers_s", "gpu_s"],
                           var_name="part", value_name="seconds")
