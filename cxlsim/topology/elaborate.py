@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import networkx as nx
 
+from cxlsim.coherence import BiasedMemory, BiasTable
 from cxlsim.devices.dma import DmaEngine
 from cxlsim.devices.memory import MemoryBackend
 from cxlsim.engine import Component, Simulation
@@ -111,6 +112,17 @@ class System(Component):
         return CachePath(self.env, up, down, self.host_memories[host], wire,
                          tail_up=tail_up, tail_down=tail_down, home_latency=home_latency,
                          snoop_latency=snoop_latency, credits=credits)
+
+    def biased_memory(self, host: str, device: str, table: BiasTable,
+                      **kwargs: float) -> BiasedMemory:
+        """``device``'s own memory under bias coherence with ``host`` (Type 2, HDM-D);
+        ``kwargs`` are :class:`~cxlsim.coherence.BiasedMemory`'s timing and batching."""
+        if device not in self.memories or self.topology.graph.nodes[device]["spec"].cxl_type != 2:
+            raise ValueError(f"{device!r} is not a CXL Type 2 device with memory")
+        down, up, tail_down, tail_up, mode = self._hops(host, device)
+        wire = {kind: wire_bytes_per_message(mode, kind) for kind in (*_MEM_KINDS, *_CACHE_KINDS)}
+        return BiasedMemory(self.env, up, down, self.memories[device], wire, table,
+                            tail_up=tail_up, tail_down=tail_down, **kwargs)
 
     def dma_engine(self, host: str, device: str, setup_latency: float = 0.0,
                    config: PcieConfig | None = None) -> DmaEngine:
