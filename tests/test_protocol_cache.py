@@ -100,3 +100,15 @@ def _event(sim, fn, arg):
     ev._ok, ev._value = True, None
     ev.callbacks.append(lambda _: fn(arg))
     return ev
+
+
+def test_a_read_right_after_a_write_back_does_not_wait_for_its_later_data_leg():
+    sim, system = _system()
+    path = system.cache_path("host0", "cxl0", home_latency=20.0)
+    _, unloaded = _one("read")
+    out = {}
+    path.write(lambda t: out.setdefault("write", t.latency))
+    sim.env.schedule(_event(sim, lambda _: path.read(lambda t: out.setdefault("read", t.latency)),
+                            None), delay=1.0)
+    sim.run()
+    assert out["read"] < unloaded + 5.0  # at most the write's request ahead of it

@@ -60,8 +60,13 @@ class CachePath(Route):
         self.memory = memory
         self.d2h_credits = CreditPool(env, credits)
         self.h2d_credits = CreditPool(env, credits)
+        # Reads, write-backs and snoops reach the same link (and host memory) at
+        # different offsets from their issue, so not in issue order: claim twice, so
+        # these stages are entered by event in order of arrival, never reserved ahead.
         for _, link in (*up, *down):
             link.claim()
+            link.claim()
+        memory.claim()
         memory.claim()
         home = FixedDelay(home_latency)
         lookup = FixedDelay(snoop_latency)
