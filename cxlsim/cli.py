@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from cxlsim.errors import InputError
+from cxlsim.traces.cli import add_trace_commands
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -53,6 +54,8 @@ def _parser() -> argparse.ArgumentParser:
     _add_set(show)
     show.add_argument("--html", metavar="OUT", help="also write a plotly picture of the graph")
     show.set_defaults(handler=_cmd_topology_show)
+
+    add_trace_commands(sub)
     return parser
 
 
