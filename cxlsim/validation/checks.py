@@ -180,3 +180,88 @@ def deceval(quick: bool) -> dict[str, Outcome]:
         "T2.4": Outcome(f"DES {des:.4f} s vs closed form {closed:.4f} s ({agreement:+.3%})",
                         PASS if abs(agreement) <= 0.01 else FAIL),
     }
+
+
+#: Blocks of the quick T3 run: enough points around the knees to place them (MiB).
+_T3_QUICK_BLOCKS = (2, 4, 6, 7, 8, 9, 10, 12, 14, 16, 17, 20, 24)
+
+
+@check("T3.1", "T3.2", "T3.3", "T3.4", "T3.5")
+def epyc_l3_tlb(quick: bool) -> dict[str, Outcome]:
+    """EPYC 7452 pointer chase and sequential read, 4 KiB vs 2 MiB pages
+    (experiments/epyc7452-latency.yaml): knees found on the simulated curves."""
+    overrides = [f"blocks=[{', '.join(f'{b} MiB' for b in _T3_QUICK_BLOCKS)}]"] if quick else []
+    result = load_experiment(EXPERIMENTS / "epyc7452-latency.yaml", overrides).run()
+    m, points = result.metrics, result.tables["points"]
+
+    def latency(page: str, mib: float) -> float:
+        row = points[(points["page_size"] == page) & (points["block_MiB"] == mib)]
+        return float(row["latency_ns"].iloc[0])
+
+    def knee(target: str, which: str) -> Outcome:
+        at = m[f"{which}_knee_MiB_4KiB"]
+        if at != at:  # NaN: no knee at all
+            return Outcome("no knee", FAIL, "the 4 KiB latency curve has no knee")
+        return _relative(target, at, 0.25, f"{at:g} MiB ({which} of {m['knees_4KiB']} knees)")
+
+    flat = latency("2 MiB", 12) / latency("2 MiB", 4) - 1
+    lat, bw = m["latency_ratio_4KiB_over_2MiB"], m["bandwidth_ratio_4KiB_over_2MiB"]
+    t34 = _relative("T3.4", lat, 0.10, f"{lat:.2f}x ({m['latency_ns_4KiB_at_compare']:.1f} vs "
+                                       f"{m['latency_ns_2MiB_at_compare']:.1f} ns at 16 MiB)")
+    closer = max(bw, 1 / bw) < max(lat, 1 / lat)  # |ln bw| < |ln lat|
+    return {
+        "T3.1": knee("T3.1", "first"),
+        "T3.2": knee("T3.2", "strongest"),
+        "T3.3": Outcome(f"lat(12 MiB) {flat:+.1%} from lat(4 MiB)",
+                        PASS if abs(flat) <= 0.10 else FAIL,
+                        "" if abs(flat) <= 0.10 else "the 2 MiB curve rises between 4 and 12 MiB"),
+        "T3.4": t34,
+        "T3.5": Outcome(f"bandwidth 4K/2M {bw:.3f} vs latency {lat:.2f}x at 16 MiB",
+                        PASS if closer else FAIL,
+                        "" if closer else "4 KiB pages cost sequential reads more than the chase"),
+    }
+
+
+# --- T5.7: hmalloc/hmctl per-region policies (experiments/hmalloc.yaml) --------------
+
+def _t57_expected(mode: str, nodes: list[int], first: int, pages: int,
+                  cpu_node: int) -> dict[int, int]:
+    """Pages per node of virtual pages ``[first, first + pages)`` under a policy, worked
+    out here without the policy code (the machine has room for everything): all on the
+    CPU's node (default), the bound or preferred node, or interleaved by virtual page
+    number over the nodes, node ``k`` of ``n`` taking the pages ``v`` with ``v % n == k``.
+    """
+    if mode == "default":
+        return {cpu_node: pages}
+    if mode in ("bind", "preferred"):
+        return {nodes[0]: pages}
+    n, stop = len(nodes), first + pages
+    return {node: (stop - k + n - 1) // n - (first - k + n - 1) // n
+            for k, node in enumerate(sorted(nodes))}
+
+
+@check("T5.7")
+def hmalloc_regions(quick: bool) -> dict[str, Outcome]:
+    """hmalloc'ed area under hmctl, the rest under numactl (experiments/hmalloc.yaml):
+    exact pages per node and region against counts worked out independently."""
+    result = load_experiment(EXPERIMENTS / "hmalloc.yaml").run()
+    spec, table = result.config, result.tables["pages"]
+    page = spec.numa.page_size
+    malloc, hmalloc = -(-spec.malloc // page), -(-spec.hmalloc // page)
+    wrong, example = [], ""
+    for case in spec.cases:
+        area = case.hmctl if case.hmctl.mode != "default" else case.numactl
+        expected = {
+            "malloc": _t57_expected(case.numactl.mode, case.numactl.nodes, 0, malloc,
+                                    spec.cpu_node),
+            "hmalloc": _t57_expected(area.mode, area.nodes, malloc, hmalloc, spec.cpu_node)}
+        for region, want in expected.items():
+            rows = table[(table["case"] == case.name) & (table["region"] == region)]
+            got = {int(r.node): int(r.pages) for r in rows.itertuples() if r.pages}
+            if got != want:
+                wrong.append(f"{case.name} {region}: {got} != {want}")
+        if not example and case.hmctl.mode == "bind" and case.numactl.mode == "default":
+            example = (f"hmctl {case.hmctl}: hmalloc {hmalloc} pages on node "
+                       f"{case.hmctl.nodes[0]}, malloc {malloc} on node {spec.cpu_node}; ")
+    shown = f"{example}{len(spec.cases)} cases x 2 regions, {len(wrong)} off"
+    return {"T5.7": Outcome(shown, FAIL if wrong else PASS, "; ".join(wrong[:3]))}

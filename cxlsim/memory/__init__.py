@@ -1,0 +1,26 @@
+"""Epoch-level memory model: TLBs, caches, page tables and a core's path through them.
+
+A core consumes its accesses in chunks; a compiled kernel runs each chunk through the
+TLB levels, the page walker (whose references go through the data caches) and the
+cache levels, and returns per-level counts and the chunk's latency::
+
+    cpu = CpuParams.model_validate(...)            # e.g. models/cpus/epyc-7452.yaml
+    pt = PageTable(page_size=4096, va_base=2**30, va_size=2**26)
+    pt.map(2**30, 2**24)                           # first touch, in address order
+    core = CoreMemory(cpu, pt)
+    stats = core.access(addresses)                 # ChunkStats: hits, walks, latency
+
+See :mod:`cxlsim.memory.hierarchy` for the timing model and
+:mod:`cxlsim.memory.reference` for the plain-Python reference it is tested against.
+"""
+
+from cxlsim.memory.cache import CacheParams, SetAssociative
+from cxlsim.memory.hierarchy import ChunkStats, CoreMemory, CpuParams
+from cxlsim.memory.pagetable import PAGE_SIZES, WALK_LEVELS, PageTable
+from cxlsim.memory.reference import ReferenceCore
+from cxlsim.memory.tlb import TlbArrayParams, TlbParams
+
+__all__ = [
+    "PAGE_SIZES", "WALK_LEVELS", "CacheParams", "ChunkStats", "CoreMemory", "CpuParams",
+    "PageTable", "ReferenceCore", "SetAssociative", "TlbArrayParams", "TlbParams",
+]

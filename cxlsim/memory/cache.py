@@ -1,0 +1,109 @@
+"""Set-associative LRU structures, and the data caches built on them.
+
+A :class:`SetAssociative` is a region of an :class:`Arena`, the flat buffer the
+kernels of :mod:`cxlsim.memory._kernels` work on; the structures of one core (and the
+caches its complex shares) live in one arena so that one kernel call reaches them all.
+A cache level is described by :class:`CacheParams`: capacity, associativity, line size,
+load-to-use latency in core cycles, and how many cores share one instance (1 for a
+private L1/L2, the cores of a complex for an L3).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from pydantic import Field, model_validator
+
+from cxlsim.engine.component import Params
+from cxlsim.memory import _kernels
+from cxlsim.units import Size
+
+
+def _power_of_two(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
+
+
+class Arena:
+    """A growable flat ``int64`` buffer holding the state of set-associative structures."""
+
+    def __init__(self) -> None:
+        self.buffer = np.empty(0, dtype=np.int64)
+
+    def allocate(self, words: int) -> int:
+        """Append ``words`` words (copying the buffer) and return their offset."""
+        offset = self.buffer.size
+        self.buffer = np.concatenate([self.buffer, np.empty(words, dtype=np.int64)])
+        return offset
+
+
+class SetAssociative:
+    """A set-associative structure with true LRU replacement in every set.
+
+    Keys are non-negative integers below 2^55 (line or page numbers); the set of a key
+    is its low bits, so ``sets`` must be a power of two; at most 256 ways. The state
+    lives in ``arena`` (a new one by default); ``geometry`` is its row for the kernels.
+    """
+
+    def __init__(self, sets: int, ways: int, arena: Arena | None = None) -> None:
+        if not _power_of_two(sets):
+            raise ValueError(f"the number of sets must be a power of two, got {sets}")
+        if not 1 <= ways <= _kernels.RANK_MASK + 1:
+            raise ValueError(f"ways must be from 1 to {_kernels.RANK_MASK + 1}, got {ways}")
+        self.arena = Arena() if arena is None else arena
+        self.sets, self.ways = sets, ways
+        self.geometry = np.array([self.arena.allocate(sets * ways), sets - 1, ways],
+                                 dtype=np.int64)
+        self.flush()
+
+    @property
+    def state(self) -> np.ndarray:
+        """A view ``[set, way]`` of the structure's words (tag << RANK_BITS | LRU rank)."""
+        offset = int(self.geometry[0])
+        return self.arena.buffer[offset:offset + self.sets * self.ways].reshape(self.sets, -1)
+
+    def access(self, keys: np.ndarray) -> np.ndarray:
+        """Look every key up in turn (filling on a miss); a bool array, True for a hit."""
+        keys = np.ascontiguousarray(keys, dtype=np.int64)
+        if keys.size and (keys.min() < 0 or keys.max() >= 1 << 55):
+            raise ValueError("keys must be in [0, 2^55)")
+        hits = np.empty(keys.shape[0], dtype=np.bool_)
+        _kernels.lookup_many(self.arena.buffer, self.geometry, keys, hits)
+        return hits
+
+    def contents(self, set_index: int) -> list[int]:
+        """The keys held in one set, most recently used first."""
+        words = self.state[set_index]
+        tags, ranks = words >> _kernels.RANK_BITS, words & _kernels.RANK_MASK
+        return [int(tags[p]) for p in np.argsort(ranks) if tags[p] >= 0]
+
+    def flush(self) -> None:
+        """Empty every set."""
+        self.state[:] = (-1 << _kernels.RANK_BITS) | np.arange(self.ways)
+
+
+class CacheParams(Params):
+    """One level of data cache."""
+
+    name: str = Field(description="level name, e.g. 'L1D'")
+    size: Size = Field(description="capacity of one instance")
+    ways: int = Field(ge=1, description="associativity")
+    line: Size = Field(64, description="line size")
+    latency_cycles: int = Field(ge=0, description="load-to-use latency of a hit here, core cycles")
+    shared_by: int = Field(1, ge=1, description="cores sharing one instance (1 = private)")
+
+    @model_validator(mode="after")
+    def _geometry(self) -> CacheParams:
+        if not _power_of_two(self.line):
+            raise ValueError(f"line size must be a power of two, got {self.line} B")
+        sets, rest = divmod(self.size, self.line * self.ways)
+        if rest or not _power_of_two(sets):
+            raise ValueError(f"size / (line x ways) must be a power-of-two number of sets; "
+                             f"{self.size} B / ({self.line} B x {self.ways}) is not")
+        return self
+
+    @property
+    def sets(self) -> int:
+        return self.size // (self.line * self.ways)
+
+    def build(self, arena: Arena | None = None) -> SetAssociative:
+        """An empty instance of this cache, indexed by line number."""
+        return SetAssociative(self.sets, self.ways, arena)

@@ -1,0 +1,161 @@
+"""A core's path to memory: TLBs, page walker, caches, memory nodes -- one chunk at a time.
+
+:class:`CpuParams` (a preset under ``models/cpus/``) describes the core: its clock, its
+TLB levels, its cache levels (nearest first; some shared by the cores of a complex)
+and the latency of local memory. :class:`CoreMemory` holds one core's state and runs
+chunks of virtual addresses through the compiled kernel
+(:func:`cxlsim.memory._kernels.access_chunk`), returning a :class:`ChunkStats`.
+
+The timing model, per access:
+
+* every TLB level reached costs its lookup time; a hit at a level stops there, a miss
+  fills it and goes on to the next level;
+* a miss in every TLB level walks the page table: one reference per level (4 for 4 KiB
+  pages, 3 for 2 MiB, 2 for 1 GiB), one after another, each going through the data
+  caches like a load and costing the latency of whichever level serves it;
+* the data reference then costs the load-to-use latency of the first cache level that
+  holds its line (every level missed on the way is filled: non-inclusive, fill on
+  miss), or the latency of the memory node its page lives on;
+* the latencies of a chunk's accesses add up, as for dependent loads (a pointer chase);
+  independent loads overlap, see :func:`cxlsim.apps.pointer_chase.sequential_read`.
+
+Not modelled: page-walk caches (Zen 2 keeps page-directory entries in its L2 DTLB; here
+the upper levels' entries are read through the data caches, where they stay hot),
+victim (exclusive) last-level caches (Zen 2's L3 is filled by L2 evictions, so its
+capacity adds to the L2's), prefetchers, address hashing to cache slices, write-backs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from pydantic import Field, model_validator
+
+from cxlsim.engine.component import Params
+from cxlsim.memory import _kernels
+from cxlsim.memory.cache import Arena, CacheParams, SetAssociative
+from cxlsim.memory.pagetable import PageTable
+from cxlsim.memory.tlb import TlbParams
+from cxlsim.units import Frequency, Time
+
+
+class CpuParams(Params):
+    """The memory side of a CPU's cores (``models/cpus/*.yaml``)."""
+
+    name: str = Field(description="processor name")
+    cores: int = Field(ge=1, description="cores per socket")
+    frequency: Frequency = Field(description="core clock, converts cycle latencies to time")
+    mlp: int = Field(ge=1, description="independent loads a core keeps in flight "
+                                       "(outstanding L1 data-cache misses)")
+    tlbs: list[TlbParams] = Field(min_length=1, description="data TLB levels, nearest first")
+    caches: list[CacheParams] = Field(min_length=1, description="data cache levels, nearest first")
+    memory_latency: Time = Field(description="load-to-use latency of an idle local memory access")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> CpuParams:
+        if len({c.line for c in self.caches}) > 1:
+            raise ValueError("every cache level must have the same line size")
+        for c in self.caches:
+            if self.cores % c.shared_by:
+                raise ValueError(f"{c.name} is shared by {c.shared_by} cores, which does not "
+                                 f"divide the {self.cores} cores")
+        return self
+
+    def cycles_to_ns(self, cycles: float) -> float:
+        """A latency in core cycles as nanoseconds."""
+        return cycles / self.frequency * 1e9
+
+
+@dataclass(frozen=True)
+class ChunkStats:
+    """What a chunk of accesses did on one core.
+
+    ``data`` and ``walk_refs`` count the data and page-walk references served by each
+    cache level (the first ``caches`` entries, nearest first), then by each memory node.
+    """
+
+    accesses: int
+    latency_ns: float          # summed over the chunk's accesses
+    tlb_hits: np.ndarray       # hits per TLB level
+    walks: int                 # misses in every TLB level
+    data: np.ndarray
+    walk_refs: np.ndarray
+    caches: int
+
+    @property
+    def memory(self) -> np.ndarray:
+        """Data references served by each memory node."""
+        return self.data[self.caches:]
+
+
+class CoreMemory:
+    """One core's TLBs and caches over one page table.
+
+    ``memory_ns`` gives the latency of each memory node (default: one node at the CPU's
+    ``memory_latency``). Pass ``complex_of=core`` to build another core of the same
+    complex: it gets its own TLBs and private caches and the very same instances of the
+    shared ones (``shared_by > 1``), up to ``shared_by`` cores; all of them live in one
+    :class:`~cxlsim.memory.cache.Arena`. Chunks of different cores interleave in a
+    shared cache at chunk granularity.
+    """
+
+    def __init__(self, cpu: CpuParams, page_table: PageTable,
+                 memory_ns: Sequence[float] | None = None,
+                 complex_of: CoreMemory | None = None) -> None:
+        self.cpu = cpu
+        self.page_table = page_table
+        self.arena = Arena() if complex_of is None else complex_of.arena
+        self.tlbs = tuple(t.build(page_table.page_size, self.arena) for t in cpu.tlbs)
+        if complex_of is None:
+            self._complex: list[CoreMemory] = []
+            caches = [c.build(self.arena) for c in cpu.caches]
+        else:
+            if complex_of.cpu != cpu:
+                raise ValueError("cores of one complex must have the same CPU parameters")
+            self._complex = complex_of._complex
+            limit = min((c.shared_by for c in cpu.caches if c.shared_by > 1), default=1)
+            if len(self._complex) >= limit:
+                raise ValueError(f"a complex of {cpu.name} has at most {limit} cores")
+            caches = [theirs if c.shared_by > 1 else c.build(self.arena)
+                      for c, theirs in zip(cpu.caches, complex_of.caches)]
+        self._complex.append(self)
+        self.caches: tuple[SetAssociative, ...] = tuple(caches)
+        self._tlb_geometry = np.array([t.geometry for t in self.tlbs])
+        self._cache_geometry = np.array([c.geometry for c in self.caches])
+        self.memory_ns = self._node_latencies(
+            [cpu.memory_latency] if memory_ns is None else memory_ns)
+        self._tlb_ns = np.array([cpu.cycles_to_ns(t.latency_cycles) for t in cpu.tlbs])
+        self._cache_ns = np.array([cpu.cycles_to_ns(c.latency_cycles) for c in cpu.caches])
+        self._line_shift = cpu.caches[0].line.bit_length() - 1
+
+    def _node_latencies(self, memory_ns: Sequence[float]) -> np.ndarray:
+        out = np.array(memory_ns, dtype=np.float64)
+        if out.ndim != 1 or out.size <= self.page_table.max_node or (out < 0).any():
+            raise ValueError(f"memory_ns must give a non-negative latency for each of nodes "
+                             f"0..{self.page_table.max_node}, got {list(memory_ns)}")
+        return out
+
+    def access(self, vaddrs: np.ndarray, memory_ns: Sequence[float] | None = None) -> ChunkStats:
+        """Run a chunk of virtual addresses (dependent loads) through the core.
+
+        ``memory_ns`` overrides the node latencies for this chunk (e.g. loaded latencies
+        of the current epoch).
+        """
+        nodes_ns = self.memory_ns if memory_ns is None else self._node_latencies(memory_ns)
+        pt = self.page_table
+        if pt.max_node >= nodes_ns.size:  # pages mapped to a new node since construction
+            raise ValueError(f"pages live on node {pt.max_node} but there are latencies for "
+                             f"{nodes_ns.size} nodes")
+        vaddrs = np.ascontiguousarray(vaddrs, dtype=np.int64)
+        n_cache = len(self.caches)
+        tlb_counts = np.zeros(len(self.tlbs) + 1, dtype=np.int64)
+        counts = np.zeros((2, n_cache + nodes_ns.size), dtype=np.int64)
+        total = _kernels.access_chunk(
+            vaddrs, pt.frames, pt.nodes, pt.va_base, pt.page_shift, pt.table_base, pt.table_node,
+            self.arena.buffer, self._tlb_geometry, self._tlb_ns,
+            self._cache_geometry, self._cache_ns, self._line_shift, nodes_ns,
+            tlb_counts, counts)
+        return ChunkStats(vaddrs.size, float(total), tlb_counts[:-1], int(tlb_counts[-1]),
+                          counts[0], counts[1], n_cache)

@@ -1,0 +1,83 @@
+"""Set-associative LRU structures (the compiled lookup) against a plain reference."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from cxlsim.memory import CacheParams, SetAssociative
+from cxlsim.memory.cache import Arena
+from cxlsim.memory.reference import LruSets
+
+
+@settings(max_examples=60, deadline=None)
+@given(sets_log2=st.integers(0, 4), ways=st.sampled_from([1, 2, 3, 4, 8, 12, 16, 64]),
+       keys=st.lists(st.integers(0, 200), max_size=400))
+def test_hits_match_the_reference(sets_log2, ways, keys):
+    sets = 1 << sets_log2
+    fast, ref = SetAssociative(sets, ways), LruSets(sets, ways)
+    hits = fast.access(np.array(keys, dtype=np.int64))
+    assert hits.tolist() == [ref.lookup(k) for k in keys]
+    for s in range(sets):  # same contents, same LRU order
+        assert fast.contents(s) == list(reversed(ref.sets[s]))
+
+
+def test_lru_evicts_the_least_recently_used():
+    c = SetAssociative(1, 4)
+    assert not c.access(np.array([1, 2, 3, 4])).any()
+    assert c.access(np.array([1])).all()             # 1 becomes the most recent
+    assert not c.access(np.array([5])).any()         # evicts 2, the least recent
+    assert c.contents(0) == [5, 1, 4, 3]
+    assert c.access(np.array([1, 3, 4, 5])).all()
+    assert not c.access(np.array([2])).any()
+
+
+def test_a_cyclic_pattern_one_larger_than_the_set_never_hits():
+    c = SetAssociative(1, 8)
+    assert not c.access(np.tile(np.arange(9), 5)).any()
+    c.flush()
+    assert c.access(np.tile(np.arange(8), 5)).sum() == 32  # fits: only the first lap misses
+
+
+def test_keys_map_to_sets_by_their_low_bits():
+    c = SetAssociative(4, 1)
+    c.access(np.array([0, 1, 2, 3, 4]))
+    assert [c.contents(s) for s in range(4)] == [[4], [1], [2], [3]]
+
+
+def test_structures_sharing_an_arena_keep_their_state():
+    arena = Arena()
+    a = SetAssociative(2, 2, arena)
+    a.access(np.array([1, 2, 3]))
+    b = SetAssociative(8, 4, arena)  # grows (copies) the buffer
+    b.access(np.arange(50))
+    assert a.contents(0) == [2] and a.contents(1) == [3, 1]
+    assert a.access(np.array([1, 2, 3])).all()
+
+
+@pytest.mark.parametrize("args, message", [
+    ((3, 2), "the number of sets must be a power of two, got 3"),
+    ((2, 0), "ways must be from 1 to 256, got 0"),
+    ((1, 257), "ways must be from 1 to 256, got 257"),
+])
+def test_bad_geometry_is_rejected(args, message):
+    with pytest.raises(ValueError, match=message):
+        SetAssociative(*args)
+
+
+def test_keys_out_of_range_are_rejected():
+    with pytest.raises(ValueError, match=r"keys must be in \[0, 2\^55\)"):
+        SetAssociative(1, 1).access(np.array([-1]))
+
+
+def test_cache_params_geometry():
+    l3 = CacheParams(name="L3", size=16 * 2**20, ways=16, latency_cycles=40, shared_by=4)
+    assert l3.sets == 16384 and l3.line == 64
+    assert l3.build().sets == 16384
+    with pytest.raises(ValidationError, match="power-of-two number of sets"):
+        CacheParams(name="L2", size=3 * 2**17, ways=8, latency_cycles=12)
+    with pytest.raises(ValidationError, match="line size must be a power of two, got 48 B"):
+        CacheParams(name="L1", size=48 * 64, ways=1, line=48, latency_cycles=4)

@@ -1,0 +1,149 @@
+"""A core's TLB -> walk -> caches -> memory path: the kernel against the plain reference."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from cxlsim.config import load_document, validate_document
+from cxlsim.memory import CoreMemory, CpuParams, PageTable, ReferenceCore
+
+GiB = 2**30
+
+#: A toy CPU at 1 GHz (1 cycle = 1 ns), small enough to miss and walk often.
+TOY = CpuParams(
+    name="toy", cores=4, frequency=1e9, mlp=4, memory_latency=50.0,
+    tlbs=[
+        {"name": "L1 DTLB", "latency_cycles": 0, "arrays": [
+            {"page_size": 4096, "entries": 4, "ways": 4},
+            {"page_size": 2**21, "entries": 4, "ways": 4},
+            {"page_size": 2**30, "entries": 2, "ways": 2}]},
+        {"name": "L2 DTLB", "latency_cycles": 3, "arrays": [
+            {"page_size": 4096, "entries": 16, "ways": 4},
+            {"page_size": 2**21, "entries": 8, "ways": 2},
+            {"page_size": 2**30, "entries": 4, "ways": 4}]}],
+    caches=[
+        {"name": "L1D", "size": 512, "ways": 2, "latency_cycles": 2},
+        {"name": "L2", "size": 2048, "ways": 4, "latency_cycles": 5},
+        {"name": "L3", "size": 8192, "ways": 8, "latency_cycles": 11, "shared_by": 4}])
+
+
+def _table(page_size: int, pages: int, nodes: int = 1, shuffled: bool = False) -> PageTable:
+    """Pages spread over the nodes round robin, first touched in address or shuffled order."""
+    pt = PageTable(page_size, va_base=GiB, va_size=pages * page_size)
+    order = np.random.default_rng(pages).permutation(pages) if shuffled else range(pages)
+    for p in order:
+        pt.map(GiB + int(p) * page_size, page_size, node=int(p) % nodes)
+    return pt
+
+
+def _outcome(stats) -> tuple:
+    """(TLB level hit or None, walk references served per level, data served) of one access."""
+    hit = np.flatnonzero(stats.tlb_hits)
+    return (int(hit[0]) if hit.size else None, stats.walk_refs.tolist(),
+            int(np.flatnonzero(stats.data)[0]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(page_size=st.sampled_from([4096, 2**21, 2**30]), nodes=st.integers(1, 3),
+       shuffled=st.booleans(), data=st.data())
+def test_every_access_matches_the_reference(page_size, nodes, shuffled, data):
+    pages = {4096: 64, 2**21: 4, 2**30: 2}[page_size]
+    pt = _table(page_size, pages, nodes, shuffled)
+    memory_ns = [50.0, 80.0, 130.0][:nodes]
+    core, ref = CoreMemory(TOY, pt, memory_ns), ReferenceCore(TOY, pt, memory_ns)
+    # Hot spots, so that every level both hits and misses.
+    spots = data.draw(st.lists(st.integers(0, pages * page_size - 8), min_size=1, max_size=96))
+    trace = data.draw(st.lists(st.sampled_from(spots), max_size=300))
+    for offset in trace:
+        va = GiB + offset
+        got, want = core.access(np.array([va])), ref.access(va)
+        walk = np.bincount(np.array(want.walk, dtype=int), minlength=3 + nodes).tolist()
+        assert _outcome(got) == (want.tlb_level, walk, want.data)
+        assert got.latency_ns == pytest.approx(want.latency_ns, rel=1e-12)
+
+
+def test_a_chunk_equals_its_accesses_one_by_one():
+    pt = _table(4096, 64)
+    addresses = GiB + np.random.default_rng(3).integers(0, 64 * 4096, 2000)
+    whole = CoreMemory(TOY, pt).access(addresses)
+    single = CoreMemory(TOY, pt)
+    parts = [single.access(addresses[i:i + 1]) for i in range(addresses.size)]
+    assert whole.accesses == 2000
+    assert whole.latency_ns == pytest.approx(sum(p.latency_ns for p in parts))
+    assert whole.walks == sum(p.walks for p in parts)
+    assert (whole.data == sum(p.data for p in parts)).all()
+    assert (whole.walk_refs == sum(p.walk_refs for p in parts)).all()
+    assert whole.tlb_hits.sum() + whole.walks == 2000
+
+
+@pytest.mark.parametrize("page_size, levels", [(4096, 4), (2**21, 3), (2**30, 2)])
+def test_a_cold_access_walks_every_level_through_the_caches(page_size, levels):
+    core = CoreMemory(TOY, _table(page_size, 2))
+    cold = core.access(np.array([GiB]))
+    assert cold.walks == 1 and cold.walk_refs.sum() == levels
+    assert cold.walk_refs[3] == levels and cold.memory.tolist() == [1]  # all from memory
+    assert cold.latency_ns == 0 + 3 + levels * 50 + 50
+    warm = core.access(np.array([GiB + 8]))  # same page and line: L1 TLB and L1D hits
+    assert warm.walks == 0 and warm.tlb_hits.tolist() == [1, 0] and warm.data[0] == 1
+    assert warm.latency_ns == 2
+
+
+def test_cores_of_a_complex_share_only_the_shared_caches():
+    pt = _table(4096, 4)
+    a = CoreMemory(TOY, pt)
+    b = CoreMemory(TOY, pt, complex_of=a)
+    a.access(np.array([GiB]))
+    second = b.access(np.array([GiB]))
+    assert second.walks == 1                        # b's TLBs are its own ...
+    assert second.data.tolist()[:3] == [0, 0, 1]     # ... but a's line is in the shared L3
+    assert b.caches[2] is a.caches[2] and b.caches[0] is not a.caches[0]
+    CoreMemory(TOY, pt, complex_of=b)
+    CoreMemory(TOY, pt, complex_of=a)
+    with pytest.raises(ValueError, match="a complex of toy has at most 4 cores"):
+        CoreMemory(TOY, pt, complex_of=a)
+
+
+def test_memory_nodes_and_their_latencies():
+    pt = _table(4096, 2, nodes=2)
+    core = CoreMemory(TOY, pt, memory_ns=[50.0, 200.0])
+    core.access(np.array([GiB]))
+    far = core.access(np.array([GiB + 4096]))      # page 1 lives on node 1
+    assert far.memory.tolist() == [0, 1]
+    walk_ns = far.walk_refs @ [2, 5, 11, 50, 200]  # served by L1D, L2, L3, node 0, node 1
+    assert far.walk_refs.sum() == 4 and far.walk_refs[4] == 0  # page tables on node 0
+    assert far.latency_ns == 3 + walk_ns + 200
+    assert core.access(np.array([GiB + 4096]), memory_ns=[50.0, 90.0]).latency_ns == 2
+    with pytest.raises(ValueError, match="memory_ns must give a non-negative latency"):
+        CoreMemory(TOY, pt)
+
+
+def test_unmapped_access_raises():
+    pt = PageTable(4096, va_base=GiB, va_size=8 * 4096)
+    pt.map(GiB, 4096)
+    core = CoreMemory(TOY, pt)
+    for va in (GiB + 4096, GiB - 64, GiB + 8 * 4096):
+        with pytest.raises(IndexError, match="not mapped"):
+            core.access(np.array([va]))
+
+
+def test_cpu_params_are_checked():
+    data = TOY.model_dump()
+    data["caches"][1]["line"] = 128
+    with pytest.raises(ValidationError, match="every cache level must have the same line size"):
+        CpuParams.model_validate(data)
+    data = TOY.model_dump()
+    data["cores"] = 6
+    with pytest.raises(ValidationError, match="L3 is shared by 4 cores, which does not divide"):
+        CpuParams.model_validate(data)
+
+
+def test_the_epyc_7452_preset(repo):
+    cpu = validate_document(CpuParams, load_document(repo / "models/cpus/epyc-7452.yaml"))
+    assert [c.name for c in cpu.caches] == ["L1D", "L2", "L3"]
+    assert cpu.caches[2].size == 16 * 2**20 and cpu.caches[2].shared_by == 4
+    assert cpu.tlbs[1].build(4096).sets * cpu.tlbs[1].build(4096).ways == 2048
+    assert cpu.cycles_to_ns(40) == pytest.approx(40 / 3.35)
