@@ -220,3 +220,50 @@ def epyc_l3_tlb(quick: bool) -> dict[str, Outcome]:
                         PASS if closer else FAIL,
                         "" if closer else "4 KiB pages cost sequential reads more than the chase"),
     }
+
+
+# --- T5.7: hmalloc/hmctl per-region policies (experiments/hmalloc.yaml) --------------
+
+def _t57_expected(mode: str, nodes: list[int], first: int, pages: int,
+                  cpu_node: int) -> dict[int, int]:
+    """Pages per node of virtual pages ``[first, first + pages)`` under a policy, worked
+    out here without the policy code (the machine has room for everything): all on the
+    CPU's node (default), the bound or preferred node, or interleaved by virtual page
+    number over the nodes, node ``k`` of ``n`` taking the pages ``v`` with ``v % n == k``.
+    """
+    if mode == "default":
+        return {cpu_node: pages}
+    if mode in ("bind", "preferred"):
+        return {nodes[0]: pages}
+    if mode != "interleave":
+        raise ValueError(f"the T5.7 check has no expected counts for {mode}")
+    n, stop = len(nodes), first + pages
+    return {node: (stop - k + n - 1) // n - (first - k + n - 1) // n
+            for k, node in enumerate(sorted(nodes))}
+
+
+@check("T5.7")
+def hmalloc_regions(quick: bool) -> dict[str, Outcome]:
+    """hmalloc'ed area under hmctl, the rest under numactl (experiments/hmalloc.yaml):
+    exact pages per node and region against counts worked out independently."""
+    result = load_experiment(EXPERIMENTS / "hmalloc.yaml").run()
+    spec, table = result.config, result.tables["pages"]
+    page = spec.numa.page_size
+    malloc, hmalloc = -(-spec.malloc // page), -(-spec.hmalloc // page)
+    wrong, example = [], ""
+    for case in spec.cases:
+        area = case.hmctl if case.hmctl.mode != "default" else case.numactl
+        expected = {
+            "malloc": _t57_expected(case.numactl.mode, case.numactl.nodes, 0, malloc,
+                                    spec.cpu_node),
+            "hmalloc": _t57_expected(area.mode, area.nodes, malloc, hmalloc, spec.cpu_node)}
+        for region, want in expected.items():
+            rows = table[(table["case"] == case.name) & (table["region"] == region)]
+            got = {int(r.node): int(r.pages) for r in rows.itertuples() if r.pages}
+            if got != want:
+                wrong.append(f"{case.name} {region}: {got} != {want}")
+        if not example and case.hmctl.mode == "bind" and case.numactl.mode == "default":
+            example = (f"hmctl {case.hmctl}: hmalloc {hmalloc} pages on node "
+                       f"{case.hmctl.nodes[0]}, malloc {malloc} on node {spec.cpu_node}; ")
+    shown = f"{example}{len(spec.cases)} cases x 2 regions, {len(wrong)} off"
+    return {"T5.7": Outcome(shown, FAIL if wrong else PASS, "; ".join(wrong[:3]))}
