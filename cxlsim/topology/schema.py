@@ -16,7 +16,8 @@ from cxlsim.config.base import StrictModel
 from cxlsim.devices.memory import MemoryBackendParams
 from cxlsim.engine import Params
 from cxlsim.link.params import LinkParams
-from cxlsim.units import Bandwidth, Frequency, Rate, Size, Time
+from cxlsim.memory.dram import DramParams
+from cxlsim.units import Bandwidth, Frequency, Size, Time
 
 _NAME = r"^[A-Za-z_][A-Za-z0-9_-]*$"
 
@@ -79,15 +80,15 @@ class PcieDeviceSpec(_Node):
     dma_engines: int = Field(1, ge=1, description="DMA engines")
 
 
-class DramSpec(_Node):
-    """DRAM attached to a host (local memory) or to a device (device memory)."""
+class DramSpec(_Node, DramParams):
+    """DRAM attached to a host (local memory) or to a device (device memory).
+
+    The channel and timing fields are those of :class:`~cxlsim.memory.dram.DramParams`
+    (e.g. ``preset: memory/ddr5-4800``).
+    """
 
     type: Literal["dram"] = "dram"
     attached_to: str = Field(description="host or device node this memory belongs to")
-    channels: int = Field(1, ge=1, description="memory channels")
-    data_rate: Rate = Field(4.8e9, description="transfer rate per channel pin, e.g. '4800 MT/s'")
-    capacity: Size = Field(0, description="capacity")
-    latency: Time = Field(0.0, description="unloaded access latency")
 
 
 NodeSpec = Annotated[

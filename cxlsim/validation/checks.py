@@ -267,3 +267,133 @@ def hmalloc_regions(quick: bool) -> dict[str, Outcome]:
                        f"{case.hmctl.nodes[0]}, malloc {malloc} on node {spec.cpu_node}; ")
     shown = f"{example}{len(spec.cases)} cases x 2 regions, {len(wrong)} off"
     return {"T5.7": Outcome(shown, FAIL if wrong else PASS, "; ".join(wrong[:3]))}
+
+
+# --- T4, T5.1-T5.3: loaded latency and interleave on the epoch level -----------------
+
+def _points(target_id: str, simulated: float, tolerance: float, shown: str,
+            why: str = "") -> Outcome:
+    """PASS when ``simulated`` (a fraction, -0.07 for -7 %) is within ``tolerance``
+    percentage points of the published percentage."""
+    published = _published(target_id)
+    off = simulated * 100 - published
+    status = PASS if abs(off) <= tolerance else FAIL
+    note = "" if status == PASS else (
+        f"{off:+.1f} points from the published {published:+g} % (tolerance ±{tolerance:g})"
+        + (f"; {why}" if why else ""))
+    return Outcome(shown, status, note)
+
+
+@check("T4.1", "T4.2")
+def mlc_loaded_latency(quick: bool) -> dict[str, Outcome]:
+    """MLC loaded latency for RAM, CXL and RAM+CXL interleave on the Selectel machine
+    (experiments/mlc-loaded-latency.yaml): bandwidth in the 150-300 ns delay band and
+    the order at zero delay."""
+    result = load_experiment(EXPERIMENTS / "mlc-loaded-latency.yaml",
+                             ["stream=false"] if quick else []).run()
+    m = result.metrics
+    diff, low = m["band_max_rel_diff_interleave"], m["band_min_rel_diff_interleave"]
+    lo, hi = result.config.band
+    t41 = Outcome(
+        f"interleave vs RAM over {lo:g}-{hi:g} ns: worst {low:+.1%} "
+        f"({m['band_bandwidth_GBps_interleave']:.1f} vs {m['band_bandwidth_GBps_ram']:.1f} "
+        f"GB/s mean); CXL only worst {m['band_min_rel_diff_cxl']:+.1%}",
+        PASS if diff <= 0.05 else FAIL,
+        "" if diff <= 0.05 else "the interleave's longer mean latency limits its bandwidth "
+                                "threads inside the band")
+    order = m["delay0_order"]
+    bw = {k: m[f"bandwidth_GBps_delay0_{k}"] for k in ("ram", "interleave", "cxl")}
+    best = order.split(" > ")[0]
+    t42 = Outcome(f"{order}: " + ", ".join(f"{k} {v:.0f} GB/s" for k, v in bw.items()),
+                  PASS if best == "ram" else FAIL,
+                  "" if best == "ram" else f"{best} has the highest zero-delay bandwidth")
+    return {"T4.1": t41, "T4.2": t42}
+
+
+@check("T4.3", "T4.4", "T4.5")
+def app_cxl_vs_ram(quick: bool) -> dict[str, Outcome]:
+    """Server application on RAM, CXL, interleave (experiments/app-cxl-vs-ram.yaml)."""
+    from cxlsim.apps.server import serve
+
+    spec = load_experiment(EXPERIMENTS / "app-cxl-vs-ram.yaml")
+    result = spec.run()
+    m = result.metrics
+    cxl, inter = m["throughput_change_cxl"], m["throughput_change_interleave"]
+    dl = m["memory_latency_ns_cxl"] - m["memory_latency_ns_ram"]
+    shown = (f"{cxl:+.1%} (memory latency {m['memory_latency_ns_cxl']:.0f} vs "
+             f"{m['memory_latency_ns_ram']:.0f} ns, mlp {m['mlp']:g})")
+    why = ""
+    target = _published("T4.3") / 100
+    if abs(cxl - target) > 0.02:
+        # Diagnostic, not a fit: the accesses in flight per thread at which the same
+        # model would lose the published share (the app's MLP is not in the seed).
+        system, ref = spec.memory(), spec.modes[spec.reference]
+
+        def change(mlp: float) -> float:
+            app = spec.app.model_copy(update={"mlp": mlp})
+            r = serve(system, app, spec.modes["cxl"], spec.workers, mlp)
+            return r["throughput_rps"] / serve(system, app, ref, spec.workers,
+                                               mlp)["throughput_rps"] - 1
+
+        lo_m, hi_m = 1.0, 64.0
+        for _ in range(30):
+            mid = (lo_m * hi_m) ** 0.5
+            lo_m, hi_m = (mid, hi_m) if change(mid) < target else (lo_m, mid)
+        why = (f"an MLC-like app ({m['mlp']:g} independent accesses in flight, "
+               f"{spec.app.gap_min:g}-{spec.app.gap_max:g} ns of work between accesses, "
+               f"seed 000) hides most of CXL's +{dl:.0f} ns behind its work; "
+               f"{target:+.0%} needs about {lo_m:.1f} accesses in flight (part of the "
+               f"accesses dependent), and the database MLP of 1.5 (Chou et al. 2005) would "
+               f"give {change(1.5):+.0%}: the apps' access dependence (and their non-memory "
+               "time: storage, network, locks) is not characterised in the seed")
+    t43 = _points("T4.3", cxl, 2.0, shown, why)
+    t44 = _points("T4.4", inter, 2.0, f"{inter:+.1%} (memory latency "
+                  f"{m['memory_latency_ns_interleave']:.0f} ns)")
+    rise_c, rise_r = m["request_latency_rise_cxl"], m["request_latency_rise_ram"]
+    mono = m["request_latency_monotone_cxl"]
+    ok = mono and rise_c > rise_r
+    sweep = result.tables["threads"]["threads"]
+    t45 = Outcome(f"request latency {sweep.min()}->{sweep.max()} threads: CXL {rise_c:+.3%}, "
+                  f"RAM {rise_r:+.3%} (monotone: {mono}); small: CXL's busiest queue is "
+                  f"{m['utilisation_cxl']:.0%} busy at one worker per core",
+                  PASS if ok else FAIL,
+                  "" if ok else "CXL-only request latency does not rise faster than RAM-only")
+    return {"T4.3": t43, "T4.4": t44, "T4.5": t45}
+
+
+@check("T5.1", "T5.2", "T5.3")
+def weighted_interleave(quick: bool) -> dict[str, Outcome]:
+    """HMSDK weighted interleave on 8 ch DDR5 + 4 ch CXL DDR5
+    (experiments/weighted-interleave.yaml): gain of 2:1 pages over DRAM only."""
+    result = load_experiment(EXPERIMENTS / "weighted-interleave.yaml").run()
+    m, table = result.metrics, result.tables["points"]
+    modules = len(result.config.nodes[result.config.cxl])
+    out = {}
+    for target, mix in (("T5.1", "2to1"), ("T5.2", "1to1")):
+        gain = m[f"gain_w2to1_rw{mix}"]
+        dram, cxl = m[f"bandwidth_GBps_dram_only_rw{mix}"], m[f"bandwidth_GBps_cxl_only_rw{mix}"]
+        published = _published(target) / 100
+        implied = (1 + published) * dram / 3  # CXL node bandwidth the published gain implies
+        why = (f"the model's {modules} CXL modules sustain {cxl:.0f} GB/s, {cxl / dram:.0%} "
+               f"of DRAM's {dram:.0f} GB/s (each module DRAM-bound on its DDR5 channel), so 2:1 "
+               f"pages nearly balance the two; the published gain implies the CXL node "
+               f"delivers only about (1 + g) D / 3 = {implied:.0f} GB/s, "
+               f"{implied / modules:.0f} GB/s per module ({implied / cxl:.0%} of the model's): "
+               "a module throughput limit below its DDR5 channel and link that no public "
+               "source quantifies")
+        out[target] = _points(target, gain, 3.0,
+                              f"{gain:+.1%} ({dram:.0f} -> {dram * (1 + gain):.0f} GB/s; "
+                              f"CXL only {cxl:.0f} GB/s)", why)
+    worse = []
+    for mix in ("2to1", "1to1"):
+        if m[f"gain_w2to1_rw{mix}"] <= m[f"gain_w1to1_rw{mix}"]:
+            worse.append(mix)
+    rr = "; ".join(f"R:W {mix.replace('to', ':')}: weighted 2:1 "
+                   f"{m[f'gain_w2to1_rw{mix}']:+.0%}, round robin "
+                   f"{m[f'gain_w1to1_rw{mix}']:+.0%} (DRAM "
+                   f"{m[f'dram_utilisation_w1to1_rw{mix}']:.0%} busy vs "
+                   f"{m[f'dram_utilisation_w2to1_rw{mix}']:.0%})"
+                   for mix in ("2to1", "1to1"))
+    out["T5.3"] = Outcome(rr, FAIL if worse else PASS,
+                          f"round robin not worse at {', '.join(worse)}" if worse else "")
+    return out

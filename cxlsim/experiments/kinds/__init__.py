@@ -1,7 +1,7 @@
 """Experiment kinds, one module each; importing this package registers them all."""
 
-from cxlsim.experiments.kinds import (bias, deceval, epyc_latency, hmalloc, link_loaded,
-                                      ornl_transfer, routes)
+from cxlsim.experiments.kinds import (app_tiering, bias, deceval, epyc_latency, hmalloc,
+                                      interleave, link_loaded, mlc, ornl_transfer, routes)
 
-__all__ = ["bias", "deceval", "epyc_latency", "hmalloc", "link_loaded", "ornl_transfer",
-           "routes"]
+__all__ = ["app_tiering", "bias", "deceval", "epyc_latency", "hmalloc", "interleave",
+           "link_loaded", "mlc", "ornl_transfer", "routes"]

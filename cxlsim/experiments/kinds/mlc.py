@@ -1,0 +1,143 @@
+"""``kind: mlc-loaded-latency`` — MLC-style loaded latency per memory policy (targets T4.1, T4.2).
+
+The host's bandwidth threads (all cores but one, as MLC runs them) sweep the injected
+delay; the epoch level (:mod:`cxlsim.memory.epoch`) finds, for each delay and each
+memory placement (``modes``: bind to a node, interleave, weighted interleave), the
+bandwidth they draw and the latency the remaining core measures. Also: MLC's
+bandwidth by read/write mix and STREAM-like kernels per mode. The memory nodes come
+from the topology (``nodes`` groups its DRAM and CXL devices into NUMA nodes).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.express as px
+from pydantic import Field, model_validator
+
+from cxlsim.apps.mlc import MIXES, MLC_DELAYS, bandwidth_by_mix, idle_latency, loaded_latency, stream
+from cxlsim.experiments.result import RunResult
+from cxlsim.experiments.spec import ExperimentSpec, register
+from cxlsim.memory.epoch import MemorySystem
+from cxlsim.memory.hierarchy import CpuParams
+from cxlsim.topology import Topology
+from cxlsim.topology.schema import TopologySpec
+from cxlsim.units import Time
+
+
+class MemoryExperiment(ExperimentSpec):
+    """Fields shared by the epoch-level memory experiments."""
+
+    topology: TopologySpec = Field(description="the system (a topology file path or inline)")
+    host: str = Field("host0", description="the host whose cores run the workload")
+    cpu: CpuParams = Field(description="the host's CPU (e.g. preset cpus/xeon6)")
+    threads: int | None = Field(None, ge=1, description="worker threads; default: the CPU's "
+                                                        "cores less one (MLC's latency core)")
+    mlp: float | None = Field(None, gt=0, description="accesses in flight per thread; "
+                                                      "default: the CPU's mlp")
+    nodes: dict[str, list[str]] = Field(
+        min_length=1, description="NUMA node -> memory targets interleaved in it (the "
+                                  "topology's dram node names and CXL device names)")
+
+    def memory(self) -> MemorySystem:
+        """The epoch level's memory system of the topology."""
+        return MemorySystem.from_topology(Topology.from_spec(self.topology), self.host,
+                                          self.nodes)
+
+    @property
+    def workers(self) -> int:
+        return self.threads or max(self.cpu.cores - 1, 1)
+
+    @property
+    def thread_mlp(self) -> float:
+        return self.mlp or float(self.cpu.mlp)
+
+
+def _weights_known(modes: dict[str, dict[str, float]], nodes: dict[str, list[str]]) -> None:
+    for mode, weights in modes.items():
+        unknown = set(weights) - set(nodes)
+        if unknown:
+            raise ValueError(f"mode {mode!r} places pages on unknown node(s) {sorted(unknown)};"
+                             f" nodes: {', '.join(nodes)}")
+
+
+@register("mlc-loaded-latency")
+class MlcLoadedLatencyExperiment(MemoryExperiment):
+    """Loaded latency vs injected delay per memory placement; bandwidth by mix; STREAM."""
+
+    kind: str = "mlc-loaded-latency"
+    modes: dict[str, dict[str, float]] = Field(
+        min_length=1, description="mode -> page weights per node (bind: one node; "
+                                  "interleave: all 1; weighted interleave)")
+    reference: str = Field(description="the mode the others are compared with")
+    delays: list[Time] = Field(list(MLC_DELAYS), min_length=2,
+                               description="injected delays between accesses")
+    read_fraction: float = Field(1.0, gt=0, le=1, description="loaded-latency traffic: "
+                                                              "fraction of bytes read")
+    band: tuple[Time, Time] = Field((150.0, 300.0), description=(
+        "delay range compared with the reference (seed 000: 150-300 ns for databases "
+        "and web servers)"))
+    band_points: int = Field(4, ge=2, description="delays added across the band")
+    mixes: dict[str, float] = Field(dict(MIXES), description="bandwidth by mix: name -> "
+                                                             "read fraction")
+    stream: bool = Field(True, description="run the STREAM-like kernels per mode")
+
+    @model_validator(mode="after")
+    def _known(self) -> MlcLoadedLatencyExperiment:
+        _weights_known(self.modes, self.nodes)
+        if self.reference not in self.modes:
+            raise ValueError(f"reference {self.reference!r} is not one of the modes "
+                             f"{', '.join(self.modes)}")
+        return self
+
+    def run(self, progress: bool = False, point: int = 0) -> RunResult:
+        system = self.memory()
+        lo, hi = self.band
+        band = np.linspace(lo, hi, self.band_points)
+        delays = sorted({*self.delays, *band.tolist()})
+        curves, mixes, kernels = [], [], []
+        for mode, weights in self.modes.items():
+            curve = loaded_latency(system, weights, self.workers, self.thread_mlp, delays,
+                                   self.read_fraction)
+            curve.insert(0, "mode", mode)
+            curves.append(curve)
+            mix = bandwidth_by_mix(system, weights, self.workers, self.thread_mlp, self.mixes)
+            mix.insert(0, "mode", mode)
+            mixes.append(mix)
+            if self.stream:
+                k = stream(system, weights, self.workers, self.thread_mlp)
+                k.insert(0, "mode", mode)
+                kernels.append(k)
+        points = pd.concat(curves, ignore_index=True)
+        metrics: dict[str, float | str] = {"threads": self.workers, "mlp": self.thread_mlp}
+        ref = points[points["mode"] == self.reference].set_index("delay_ns")["bandwidth_GBps"]
+        zero = {}
+        for mode, part in points.groupby("mode", sort=False):
+            by_delay = part.set_index("delay_ns")
+            zero[mode] = float(by_delay.loc[0.0, "bandwidth_GBps"]) if 0.0 in by_delay.index \
+                else float(part["bandwidth_GBps"].max())
+            metrics[f"bandwidth_GBps_delay0_{mode}"] = zero[mode]
+            metrics[f"latency_ns_delay0_{mode}"] = float(part["latency_ns"].iloc[0])
+            metrics[f"idle_latency_ns_{mode}"] = idle_latency(system, self.modes[mode])
+            in_band = by_delay.loc[band, "bandwidth_GBps"]
+            rel = in_band / ref.loc[band] - 1
+            metrics[f"band_bandwidth_GBps_{mode}"] = float(in_band.mean())
+            metrics[f"band_max_rel_diff_{mode}"] = float(rel.abs().max())
+            metrics[f"band_min_rel_diff_{mode}"] = float(rel.min())
+        metrics["delay0_order"] = " > ".join(sorted(zero, key=zero.get, reverse=True))
+        tables = {"points": points, "mixes": pd.concat(mixes, ignore_index=True)}
+        if kernels:
+            tables["stream"] = pd.concat(kernels, ignore_index=True)
+        fig = px.line(points, x="bandwidth_GBps", y="latency_ns", color="mode", markers=True,
+                      hover_data=["delay_ns"], title="MLC loaded latency",
+                      labels={"bandwidth_GBps": "bandwidth (GB/s)",
+                              "latency_ns": "loaded latency (ns)"})
+        fig2 = px.line(points, x="delay_ns", y="bandwidth_GBps", color="mode", markers=True,
+                       title="bandwidth vs injected delay",
+                       labels={"delay_ns": "injected delay (ns)",
+                               "bandwidth_GBps": "bandwidth (GB/s)"})
+        fig2.add_vrect(x0=lo, x1=hi, opacity=0.1, line_width=0)
+        for f in (fig, fig2):
+            f.update_layout(template="plotly_white")
+        return RunResult(self.name, self, metrics, tables,
+                         {"loaded latency": fig, "bandwidth vs delay": fig2})

@@ -1,0 +1,325 @@
+"""Epoch-level core model: cores' access streams against the nodes' loaded latency.
+
+A :class:`MemorySystem` holds a host's memory nodes (NUMA nodes, each interleaving one
+or more targets: the host's DRAM, CXL expanders) built from a topology with the same
+parameters as the transaction level. Traffic is described by :class:`Demand` classes:
+``threads`` identical threads, each alternating ``gap`` ns of core work (compute, or
+MLC's injected delay) with a memory access, keeping up to ``mlp`` accesses in flight,
+its accesses spread over the nodes by ``shares`` (the memory policy) and
+``read_fraction`` of the bytes read (each access reads a line; writes follow at
+``(1 - r) / r`` lines per access and do not stall the core).
+
+Core model (Chou et al.'s epoch model of memory-level parallelism): per access a thread
+spends its gap and ``L / mlp`` of the mean read latency ``L`` it sees, so its access
+rate is ``x = mlp / (mlp * gap + L)``. Little's law holds by construction: the accesses
+in flight are ``x L <= mlp``. With no gap, ``x = mlp / L``: the core is latency-bound.
+
+Equilibrium (:meth:`MemorySystem.solve`): node bandwidths come from the rates, node
+latencies from the loaded model at those bandwidths, rates from the latencies -- until
+consistent. With the other nodes held, a node's latency is found by bisection (its
+loaded latency falls as its own latency rises, through the rates, so the 1-D fixed
+point is unique and bracketed, and every queue stays below saturation); across nodes,
+that map is iterated with Newton steps (a finite-difference Jacobian, a step kept only
+when it lowers the residual) until no latency moves by more than ``tol`` -- plain
+sweeps crawl near saturation, where the coupling through the rates is strong.
+
+:class:`EpochEngine` applies the same equilibrium epoch by epoch to per-core counts
+(e.g. the memory references :class:`~cxlsim.memory.CoreMemory` returns for a chunk):
+per-epoch bandwidth feeds loaded latency back, and cores contend for the nodes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from cxlsim.memory.dram import DramParams, DramTarget
+from cxlsim.memory.expander import ExpanderTarget
+from cxlsim.memory.loaded import LINE_BYTES, MemoryNode, Target
+
+
+def policy_shares(weights: Mapping[str, float]) -> dict[str, float]:
+    """Fraction of pages (and so of accesses, for uniform access) on each node.
+
+    Interleave (round robin) is all weights 1; weighted interleave gives ``w_n / sum w``
+    (the kernel's MPOL_WEIGHTED_INTERLEAVE places ``w_n`` consecutive pages on node n
+    per round); bind is one node of weight 1.
+    """
+    total = float(sum(weights.values()))
+    if total <= 0 or any(w < 0 for w in weights.values()):
+        raise ValueError(f"weights must be non-negative with a positive sum, not {dict(weights)}")
+    return {n: w / total for n, w in weights.items() if w > 0}
+
+
+@dataclass(frozen=True)
+class Demand:
+    """``threads`` identical threads: gap, memory-level parallelism, policy, mix."""
+
+    threads: float
+    mlp: float
+    shares: Mapping[str, float]
+    gap: float = 0.0
+    read_fraction: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.threads < 0 or self.mlp <= 0 or self.gap < 0:
+            raise ValueError("threads >= 0, mlp > 0 and gap >= 0 are required")
+        if not 0 < self.read_fraction <= 1:
+            raise ValueError(f"read_fraction must be in (0, 1], not {self.read_fraction!r}")
+        if abs(sum(self.shares.values()) - 1) > 1e-9 or min(self.shares.values()) < 0:
+            raise ValueError(f"shares must be non-negative and sum to 1, not {dict(self.shares)}")
+
+    def rate(self, latency: float) -> float:
+        """Accesses per ns of one thread seeing mean read latency ``latency`` (ns)."""
+        return self.mlp / (self.mlp * self.gap + latency)
+
+    def mean_latency(self, latencies: Mapping[str, float]) -> float:
+        """Mean read latency over the nodes by share."""
+        return sum(s * latencies[n] for n, s in self.shares.items() if s > 0)
+
+
+@dataclass
+class Equilibrium:
+    """A consistent operating point: node bandwidths and latencies, thread rates."""
+
+    latency: dict[str, float]          # mean read latency per node, ns
+    read_bps: dict[str, float]         # read bandwidth per node, B/s
+    write_bps: dict[str, float]
+    utilisation: dict[str, float]      # busiest queue of each node
+    rates: list[float]                 # accesses per ns per thread, per demand
+    latencies: list[float]             # mean read latency seen by each demand, ns
+    sweeps: int
+    servers: dict[str, dict] = field(default_factory=dict)
+
+    @property
+    def bandwidth(self) -> float:
+        """Total bandwidth, reads + writes, B/s."""
+        return sum(self.read_bps.values()) + sum(self.write_bps.values())
+
+    def node_bandwidth(self, node: str) -> float:
+        return self.read_bps.get(node, 0.0) + self.write_bps.get(node, 0.0)
+
+
+class MemorySystem:
+    """A host's memory nodes for the epoch level."""
+
+    def __init__(self, nodes: Mapping[str, MemoryNode]) -> None:
+        self.nodes = dict(nodes)
+
+    @classmethod
+    def from_topology(cls, topology, host: str = "host0",
+                      nodes: Mapping[str, Sequence[str]] | None = None,
+                      curves: Mapping[str, Target] | None = None) -> MemorySystem:
+        """Targets from ``topology``: every ``dram`` node attached to ``host`` and every
+        CXL Type 2/3 device it reaches (named as in the topology); ``nodes`` groups them
+        into NUMA nodes (name -> targets interleaved equally; default one node per
+        target); ``curves`` replaces a target's model by a measured one."""
+        targets: dict[str, Target] = {}
+        graph = topology.graph
+        for name, data in graph.nodes(data=True):
+            if data["type"] == "dram" and data["spec"].attached_to == host:
+                spec = data["spec"]
+                params = DramParams.model_validate({k: getattr(spec, k)
+                                                    for k in DramParams.model_fields})
+                targets[name] = DramTarget(params, name)
+        for route in topology.routes:
+            spec = graph.nodes[route.device]["spec"]
+            if (route.host == host and graph.nodes[route.device]["type"] == "cxl_device"
+                    and spec.cxl_type in (2, 3)):
+                targets[route.device] = ExpanderTarget(topology, host, route.device)
+        if not any(n == host for n in graph.nodes):
+            raise ValueError(f"no host {host!r} in topology {topology.spec.name!r}")
+        for name, target in (curves or {}).items():
+            if name not in targets:
+                raise ValueError(f"curve for unknown memory target {name!r}; known: "
+                                 f"{', '.join(sorted(targets))}")
+            targets[name] = target
+        groups = nodes if nodes is not None else {t: [t] for t in targets}
+        built = {}
+        for node, members in groups.items():
+            missing = [m for m in members if m not in targets]
+            if missing:
+                raise ValueError(f"node {node!r}: unknown memory target(s) {missing}; known: "
+                                 f"{', '.join(sorted(targets))}")
+            built[node] = MemoryNode(node, [targets[m] for m in members])
+        return cls(built)
+
+    def _loads(self, demands: Sequence[Demand], latencies: Mapping[str, float],
+               node: str | None = None) -> tuple[dict, dict, list[float]]:
+        reads = dict.fromkeys(self.nodes, 0.0)
+        writes = dict.fromkeys(self.nodes, 0.0)
+        rates = []
+        for d in demands:
+            x = d.rate(d.mean_latency(latencies))
+            rates.append(x)
+            for n, s in d.shares.items():
+                if node is not None and n != node:
+                    continue
+                line_rate = d.threads * x * s * 1e9 * LINE_BYTES  # B/s read
+                reads[n] += line_rate
+                writes[n] += line_rate * (1 - d.read_fraction) / d.read_fraction
+        return reads, writes, rates
+
+    def solve(self, demands: Sequence[Demand], tol: float = 1e-9,
+              max_sweeps: int = 500) -> Equilibrium:
+        """The consistent operating point of ``demands`` on this system."""
+        for d in demands:
+            unknown = set(d.shares) - set(self.nodes)
+            if unknown:
+                raise ValueError(f"shares name unknown node(s) {sorted(unknown)}; nodes: "
+                                 f"{', '.join(self.nodes)}")
+        latency = {n: node.idle_latency for n, node in self.nodes.items()}
+        active = [n for n in self.nodes if any(d.shares.get(n, 0) > 0 and d.threads > 0
+                                               for d in demands)]
+        x = np.array([latency[n] for n in active])
+        sweeps, moved = 0, math.inf
+        for sweeps in range(1, max_sweeps + 1):
+            p = self._psi(active, demands, x, latency, tol)
+            moved = float(np.max(np.abs(p - x) / x)) if x.size else 0.0
+            if moved <= tol or len(active) <= 1:
+                x = p
+                break
+            x = self._newton(active, demands, x, p, latency, tol)
+        else:
+            raise RuntimeError(f"no equilibrium within {max_sweeps} iterations "
+                               f"(moved {moved:.3g})")
+        latency.update(zip(active, x))
+        reads, writes, rates = self._loads(demands, latency)
+        return Equilibrium(
+            latency=dict(latency), read_bps=reads, write_bps=writes,
+            utilisation={n: node.utilisation(reads[n], writes[n])
+                         for n, node in self.nodes.items()},
+            rates=rates, latencies=[d.mean_latency(latency) for d in demands], sweeps=sweeps,
+            servers={n: node.servers(reads[n], writes[n]) for n, node in self.nodes.items()})
+
+    def _psi(self, active: list[str], demands: Sequence[Demand], x: np.ndarray,
+             latency: dict[str, float], tol: float) -> np.ndarray:
+        """Each active node's own fixed point with the other nodes at ``x`` (Jacobi)."""
+        base = dict(latency)
+        base.update(zip(active, x))
+        return np.array([self._node_fixed_point(n, demands, base, tol * 1e-2) for n in active])
+
+    def _newton(self, active: list[str], demands: Sequence[Demand], x: np.ndarray,
+                p: np.ndarray, latency: dict[str, float], tol: float) -> np.ndarray:
+        """A Newton step on ``x = psi(x)`` (finite-difference Jacobian), kept only if it
+        lowers the residual; else the plain iterate ``psi(x)``."""
+        n = x.size
+        jac = np.zeros((n, n))
+        for m in range(n):
+            h = 1e-6 * x[m]
+            xh = x.copy()
+            xh[m] += h
+            jac[:, m] = (self._psi(active, demands, xh, latency, tol) - p) / h
+        try:
+            step = np.linalg.solve(np.eye(n) - jac, p - x)
+        except np.linalg.LinAlgError:
+            return p
+        idle = np.array([self.nodes[a].idle_latency for a in active])
+        cand = np.maximum(x + step, idle)
+        res_cand = np.max(np.abs(self._psi(active, demands, cand, latency, tol) - cand) / cand)
+        res_p = np.max(np.abs(self._psi(active, demands, p, latency, tol) - p) / p)
+        return cand if res_cand < res_p else p
+
+    def _node_fixed_point(self, n: str, demands: Sequence[Demand],
+                          latency: dict[str, float], tol: float) -> float:
+        node = self.nodes[n]
+        trial = dict(latency)
+
+        def excess(x: float) -> float:  # increasing in x; zero at the fixed point
+            trial[n] = x
+            reads, writes, _ = self._loads(demands, trial, n)
+            return x - node.read_latency(reads[n], writes[n])
+
+        lo = node.idle_latency
+        if excess(lo) >= 0:
+            return lo
+        hi = max(2 * lo, latency[n])
+        while excess(hi) < 0:
+            lo, hi = hi, 2 * hi
+        while hi - lo > tol * lo:
+            mid = 0.5 * (lo + hi)
+            if excess(mid) < 0:
+                lo = mid
+            else:
+                hi = mid
+        return hi
+
+
+class EpochEngine:
+    """Per-epoch equilibrium for cores whose epochs are given as counts.
+
+    For each epoch, core ``c`` has ``refs[c, n]`` memory references to node ``n`` (its
+    cache misses and page-walk references that reached memory) and ``busy[c]`` ns of
+    work that does not wait on memory (compute and cache hits). Its epoch takes
+    ``busy + sum_n refs[c, n] / mlp * L_n`` with the nodes' loaded latencies ``L_n`` at
+    the bandwidth all cores draw in that epoch -- the same equilibrium as
+    :meth:`MemorySystem.solve`, with one demand per core (gap = busy / refs).
+    """
+
+    def __init__(self, system: MemorySystem, mlp: float, read_fraction: float = 1.0) -> None:
+        self.system = system
+        self.nodes = list(system.nodes)
+        self.mlp = mlp
+        self.read_fraction = read_fraction
+        self.time = np.zeros(0)
+        self.history: list[Equilibrium] = []
+
+    def step(self, refs: np.ndarray, busy: np.ndarray) -> np.ndarray:
+        """Run one epoch; return each core's epoch time (ns) and add it to ``time``."""
+        refs = np.asarray(refs, dtype=float)
+        busy = np.asarray(busy, dtype=float)
+        if refs.ndim != 2 or refs.shape[1] != len(self.nodes) or busy.shape != refs.shape[:1]:
+            raise ValueError(f"refs must be [cores, {len(self.nodes)} nodes] and busy [cores]")
+        if self.time.size != refs.shape[0]:
+            self.time = np.zeros(refs.shape[0])
+        demands, index = [], []
+        for c, (row, b) in enumerate(zip(refs, busy)):
+            total = row.sum()
+            if total > 0:
+                shares = {n: r / total for n, r in zip(self.nodes, row) if r > 0}
+                demands.append(Demand(1, self.mlp, shares, b / total, self.read_fraction))
+                index.append(c)
+        times = busy.copy()
+        if demands:
+            eq = self.system.solve(demands)
+            self.history.append(eq)
+            for c, d, x in zip(index, demands, eq.rates):
+                times[c] = refs[c].sum() / x
+        self.time += times
+        return times
+
+    def latencies(self) -> dict[str, float]:
+        """Node latencies of the last epoch (idle before the first)."""
+        if self.history:
+            return dict(self.history[-1].latency)
+        return {n: node.idle_latency for n, node in self.system.nodes.items()}
+
+    def run_chunks(self, cores, chunks: Sequence[Sequence[np.ndarray]]) -> np.ndarray:
+        """Drive :class:`~cxlsim.memory.CoreMemory` cores chunk by chunk.
+
+        ``chunks[e][c]`` is core c's virtual addresses in epoch e; the page tables' node
+        numbers index this system's nodes in order. Each chunk runs through the core's
+        TLBs and caches with last epoch's loaded latencies; the memory references it
+        counts per node and its remaining (non-memory) time make the epoch's demand.
+        """
+        for epoch in chunks:
+            lat = self.latencies()
+            node_ns = np.array([lat[n] for n in self.nodes])
+            refs, busy = [], []
+            for core, vaddrs in zip(cores, epoch):
+                stats = core.access(vaddrs, memory_ns=node_ns)
+                caches = stats.caches
+                mem = (stats.data[caches:] + stats.walk_refs[caches:]).astype(float)
+                mem = np.pad(mem, (0, len(self.nodes) - mem.size))
+                refs.append(mem)
+                busy.append(max(stats.latency_ns - float(mem @ node_ns), 0.0))
+            self.step(np.array(refs), np.array(busy))
+        return self.time
+
+
+def saturated(eq: Equilibrium, limit: float = 0.999) -> list[str]:
+    """Nodes whose busiest queue is at or above ``limit`` utilisation."""
+    return [n for n, u in eq.utilisation.items() if u >= limit or math.isinf(eq.latency[n])]

@@ -1,0 +1,158 @@
+"""A CXL memory expander at the epoch level: link + controller + DRAM, from a topology.
+
+:class:`ExpanderTarget` reads the same parameters the transaction level elaborates
+(:meth:`cxlsim.topology.elaborate.System.mem_path`): the route's root port and switch
+latencies, each link's one-way latency, flit time, serializer bandwidth and retry-buffer
+cap, the flit packer's wire cost of every CXL.mem message, and the device's controller
+and media latencies. Its unloaded read latency is exactly the transaction level's::
+
+    idle = 2 x (root port + switch hops) + sum over links of [2 x (one-way + flit time)
+           + (wire(M2S Req) + wire(S2M DRS)) / serializer] + controller + media
+           (+ 64 B / media_bandwidth when the device sets one)
+
+Under load, each link direction is a FIFO serializer: downstream it carries M2S Req
+(reads) and M2S RwD (writes, with their data), upstream S2M DRS (read data) and S2M
+NDR (write completions) -- the link is full duplex, so reads load the upstream
+direction and writes the downstream one. Each direction is an M/G/1 queue with the two
+message sizes (:func:`~cxlsim.memory.loaded.mg1_wait`). Behind the controller, a
+``dram`` node attached to the device (channels, data rate, efficiency, read/write mix)
+gives the DRAM queue (:class:`~cxlsim.memory.dram.DramTarget`; the transaction level
+does not model it); the device's ``media_bandwidth``, if set, is a FIFO server of its
+own (a controller throughput limit), exactly as the transaction level's
+:class:`~cxlsim.devices.memory.MemoryBackend`. A read waits in the downstream
+directions, the device and the upstream directions.
+
+Not modelled here: credit stalls (ample credits), link-layer retries (``ber``), the
+ARB/MUX share of CXL.io (no CXL.io traffic).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cxlsim.link.flits import wire_bytes_per_message
+from cxlsim.link.params import LinkParams
+from cxlsim.memory.dram import DramParams, DramTarget
+from cxlsim.memory.loaded import LINE_BYTES, Server, md1_wait, mg1_wait
+
+M2S_REQ, M2S_RWD, S2M_NDR, S2M_DRS = "M2S_REQ", "M2S_RWD", "S2M_NDR", "S2M_DRS"
+
+
+def direction_timing(link: LinkParams, bandwidth: float) -> tuple[float, float]:
+    """``(ns per wire byte, latency ns)`` of one direction of ``link``.
+
+    As :class:`~cxlsim.link.direction.LinkDirection`: the serializer moves ``bandwidth``
+    (B/s), slowed by the retry-buffer cap when the buffer holds fewer flits than one
+    Ack round trip; delivery comes the one-way latency plus one flit time after the
+    last byte.
+    """
+    flit_ns = link.flit_bytes * 1e9 / link.raw_bandwidth
+    latency = link.one_way_latency + flit_ns
+    ns_per_byte = 1e9 / bandwidth
+    if link.retry_buffer and link.flit is not None:
+        ack_rtt = 2 * latency + link.ack_every * flit_ns
+        ns_per_byte /= min(1.0, link.retry_buffer * flit_ns / ack_rtt)
+    return ns_per_byte, latency
+
+
+@dataclass(frozen=True)
+class _Hop:
+    name: str
+    ns_per_byte: float
+    latency: float
+
+
+class ExpanderTarget:
+    """CXL.mem reads and writes from ``host`` to the memory of ``device`` in ``topology``."""
+
+    def __init__(self, topology, host: str, device: str) -> None:
+        from cxlsim.topology.elaborate import serializer_bandwidth
+
+        graph = topology.graph
+        route = next((r for r in topology.routes if r.host == host and r.device == device), None)
+        if route is None:
+            raise ValueError(f"no route from {host!r} to {device!r}")
+        spec = graph.nodes[device]["spec"]
+        if graph.nodes[device]["type"] != "cxl_device" or spec.cxl_type not in (2, 3):
+            raise ValueError(f"{device!r} is not a CXL Type 2/3 device with memory")
+        self.name = device
+        self.host = host
+        path = route.path
+        self.fixed = sum(graph.nodes[n]["latency"] for n in path[1:-1])  # each way
+        self.hops: list[_Hop] = []
+        mode = None
+        for a, b in zip(path, path[1:]):
+            edge = graph.edges[a, b]
+            if edge["internal"]:
+                continue
+            link = edge["link"]
+            mode = mode or link.flit or "68B"
+            ns_per_byte, latency = direction_timing(link, serializer_bandwidth(
+                link, edge["bandwidth"]))
+            self.hops.append(_Hop(link.name or f"{a}-{b}", ns_per_byte, latency))
+        if not self.hops:
+            raise ValueError(f"{device!r} is not behind a link from {host!r}")
+        self.flit_mode = mode
+        self.wire = {k: wire_bytes_per_message(mode, k) for k in (M2S_REQ, M2S_RWD, S2M_NDR,
+                                                                  S2M_DRS)}
+        self.controller_latency = spec.controller_latency
+        self.media_latency = spec.media_latency
+        drams = [graph.nodes[n]["spec"] for n in graph.nodes
+                 if graph.nodes[n]["type"] == "dram"
+                 and graph.nodes[n]["spec"].attached_to == device]
+        if len(drams) > 1:
+            raise ValueError(f"{device!r} has {len(drams)} dram nodes; describe its DRAM as "
+                             "one node with several channels")
+        self.dram: DramTarget | None = None
+        if drams:
+            params = DramParams.model_validate(
+                {k: getattr(drams[0], k) for k in DramParams.model_fields})
+            self.dram = DramTarget(params, f"{device}.dram", idle=0.0)
+        self.media_bandwidth = spec.media_bandwidth
+        media_service = LINE_BYTES / self.media_bandwidth * 1e9 if self.media_bandwidth else 0.0
+        self._media_service = media_service
+        self.idle_latency = (2 * self.fixed
+                             + sum(2 * h.latency + (self.wire[M2S_REQ] + self.wire[S2M_DRS])
+                                   * h.ns_per_byte for h in self.hops)
+                             + self.controller_latency + self.media_latency + media_service)
+
+    def _direction_capacity(self, request: str, response_or_write: str, mix: float,
+                            ns_per_byte: float) -> float:
+        per_line = (mix * self.wire[request] + (1 - mix) * self.wire[response_or_write])
+        return LINE_BYTES * 1e9 / (per_line * ns_per_byte)
+
+    def capacity(self, read_fraction: float = 1.0) -> float:
+        """Largest total bandwidth (B/s) before a link direction or the media saturates."""
+        r = read_fraction
+        caps = []
+        for h in self.hops:
+            caps.append(self._direction_capacity(M2S_REQ, M2S_RWD, r, h.ns_per_byte))
+            caps.append(self._direction_capacity(S2M_DRS, S2M_NDR, r, h.ns_per_byte))
+        if self.dram is not None:
+            caps.append(self.dram.capacity(r))
+        if self.media_bandwidth:
+            caps.append(self.media_bandwidth)
+        return min(caps)
+
+    def servers(self, read_bps: float, write_bps: float) -> list[Server]:
+        """Link directions (down, up) of every hop and the media, at these bandwidths."""
+        reads = read_bps / LINE_BYTES * 1e-9   # lines per ns
+        writes = write_bps / LINE_BYTES * 1e-9
+        out = []
+        for h in self.hops:
+            rho, wait = mg1_wait([(reads, self.wire[M2S_REQ] * h.ns_per_byte),
+                                  (writes, self.wire[M2S_RWD] * h.ns_per_byte)])
+            out.append(Server(f"{h.name}.down", rho, wait))
+            rho, wait = mg1_wait([(reads, self.wire[S2M_DRS] * h.ns_per_byte),
+                                  (writes, self.wire[S2M_NDR] * h.ns_per_byte)])
+            out.append(Server(f"{h.name}.up", rho, wait))
+        if self.dram is not None:
+            out += self.dram.servers(read_bps, write_bps)
+        if self._media_service:
+            rho = (reads + writes) * self._media_service
+            out.append(Server(f"{self.name}.media", rho, md1_wait(rho, self._media_service)))
+        return out
+
+    def read_latency(self, read_bps: float, write_bps: float = 0.0) -> float:
+        """Mean CXL.mem read latency, ns, at these offered bandwidths."""
+        return self.idle_latency + sum(s.wait for s in self.servers(read_bps, write_bps))

@@ -1,0 +1,270 @@
+"""Loaded latency: queueing primitives, memory targets, NUMA nodes, measured curves.
+
+A *target* is one memory the host reaches: its DRAM (:class:`~cxlsim.memory.dram.
+DramTarget`), a CXL expander (:class:`~cxlsim.memory.expander.ExpanderTarget`) or a
+measured curve (:class:`CurveTarget`). Every target answers, for offered read and write
+bandwidths (B/s), the queues a read crosses (:class:`Server`: utilisation and mean
+wait) and so its mean read latency = unloaded latency + waits. A *node*
+(:class:`MemoryNode`, a NUMA node) interleaves lines over one or more targets (a host
+bridge or HDM decoder interleaving expanders).
+
+The queueing model is Pollaczek-Khinchine's M/G/1 mean wait, ``W = lambda E[S^2] /
+(2 (1 - rho))`` (M/D/1 for one message size): flat at low load, unbounded as the
+utilisation nears 1. Poisson arrivals are an assumption -- many independent cores --
+and tandem queues are treated as independent (a queue fed by another's departures
+sees smoother arrivals, so the sum slightly over-estimates the wait; the cross-check
+against the transaction level bounds the error).
+
+Curve files calibrate a target from measurements instead: per read fraction, points
+(bandwidth, latency) with bandwidth increasing; :func:`load_curves` reads them (YAML or
+CSV) and :func:`model_curves` writes the model's own curves in the same form::
+
+    name: xeon6-ddr5-measured          # YAML form
+    source: where the points come from
+    curves:
+      - read_fraction: 1.0
+        points: [[10 GB/s, 112 ns], [150 GB/s, 131 ns], [230 GB/s, 260 ns]]
+
+    read_fraction,bandwidth_GBps,latency_ns   # CSV form (one row per point)
+    1.0,10,112
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from cxlsim.units import parse_bandwidth, parse_time
+
+LINE_BYTES = 64  #: every memory access moves one cache line
+
+
+@dataclass(frozen=True)
+class Server:
+    """One queue a read crosses: its utilisation and the read's mean wait there (ns)."""
+
+    name: str
+    utilisation: float
+    wait: float
+
+
+def md1_wait(rho: float, service: float) -> float:
+    """M/D/1 mean wait, ``rho S / (2 (1 - rho))`` ns; infinite at or past saturation."""
+    if rho >= 1.0:
+        return math.inf
+    return rho * service / (2.0 * (1.0 - rho)) if rho > 0 else 0.0
+
+
+def mg1_wait(flows: Iterable[tuple[float, float]]) -> tuple[float, float]:
+    """Utilisation and mean wait (ns) of a FIFO server fed by Poisson ``flows``.
+
+    Each flow is ``(arrivals per ns, service ns)``; the P-K formula with the mixture's
+    second moment: ``W = sum(lambda_i S_i^2) / (2 (1 - rho))``.
+    """
+    rho = second = 0.0
+    for rate, service in flows:
+        rho += rate * service
+        second += rate * service * service
+    if rho >= 1.0:
+        return rho, math.inf
+    return rho, second / (2.0 * (1.0 - rho))
+
+
+class Target(Protocol):
+    """What the epoch level needs of a memory the host reaches."""
+
+    name: str
+    idle_latency: float
+
+    def capacity(self, read_fraction: float = 1.0) -> float:
+        """Largest total bandwidth (B/s, reads + writes) at this read fraction."""
+
+    def servers(self, read_bps: float, write_bps: float) -> list[Server]:
+        """The queues a read crosses at these offered bandwidths."""
+
+    def read_latency(self, read_bps: float, write_bps: float = 0.0) -> float:
+        """Mean read latency, ns (``idle_latency`` plus the waits)."""
+
+
+class MemoryNode:
+    """A NUMA node: lines interleaved over ``targets`` in the given ``fractions``
+    (default equal, as an HDM decoder's interleave ways)."""
+
+    def __init__(self, name: str, targets: Sequence[Target],
+                 fractions: Sequence[float] | None = None) -> None:
+        if not targets:
+            raise ValueError(f"node {name!r} needs at least one memory target")
+        fractions = [1.0] * len(targets) if fractions is None else list(fractions)
+        if len(fractions) != len(targets) or min(fractions) <= 0:
+            raise ValueError(f"node {name!r}: one positive fraction per target expected")
+        total = sum(fractions)
+        self.name = name
+        self.targets = list(targets)
+        self.fractions = [f / total for f in fractions]
+
+    @property
+    def idle_latency(self) -> float:
+        """Mean unloaded read latency over the interleaved targets."""
+        return sum(f * t.idle_latency for f, t in zip(self.fractions, self.targets))
+
+    def capacity(self, read_fraction: float = 1.0) -> float:
+        """Node bandwidth at which its first target saturates (B/s)."""
+        return min(t.capacity(read_fraction) / f for f, t in zip(self.fractions, self.targets))
+
+    def read_latency(self, read_bps: float, write_bps: float = 0.0) -> float:
+        """Mean read latency over the targets at these node bandwidths."""
+        return sum(f * t.read_latency(f * read_bps, f * write_bps)
+                   for f, t in zip(self.fractions, self.targets))
+
+    def servers(self, read_bps: float, write_bps: float) -> dict[str, list[Server]]:
+        """Each target's queues at its share of the node's bandwidths."""
+        return {t.name: t.servers(f * read_bps, f * write_bps)
+                for f, t in zip(self.fractions, self.targets)}
+
+    def utilisation(self, read_bps: float, write_bps: float) -> float:
+        """Utilisation of the busiest queue of the node."""
+        return max((s.utilisation for ss in self.servers(read_bps, write_bps).values()
+                    for s in ss), default=0.0)
+
+
+# --- measured curves -------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Curve:
+    """Latency (ns) against total bandwidth (B/s) at one read fraction."""
+
+    read_fraction: float
+    bandwidth: np.ndarray
+    latency: np.ndarray
+
+    def __post_init__(self) -> None:
+        if self.bandwidth.size < 2 or np.any(np.diff(self.bandwidth) <= 0):
+            raise ValueError(f"curve at read fraction {self.read_fraction:g}: at least two "
+                             "points with strictly increasing bandwidth are needed")
+        if np.any(np.diff(self.latency) < 0):
+            raise ValueError(f"curve at read fraction {self.read_fraction:g}: latency must "
+                             "not fall as bandwidth rises")
+
+    def at(self, bandwidth: float) -> float:
+        """Interpolated latency; the first point below it, infinite past the last point."""
+        if bandwidth > self.bandwidth[-1]:
+            return math.inf
+        return float(np.interp(bandwidth, self.bandwidth, self.latency))
+
+
+class CurveTarget:
+    """A target whose loaded latency is read off measured curves (one per read fraction).
+
+    Between two read fractions the latency is interpolated linearly (outside the range
+    the nearest curve is used); the capacity is the last point's bandwidth.
+    """
+
+    def __init__(self, name: str, curves: Sequence[Curve]) -> None:
+        if not curves:
+            raise ValueError("a curve target needs at least one curve")
+        self.name = name
+        self.curves = sorted(curves, key=lambda c: c.read_fraction)
+        self.idle_latency = min(float(c.latency[0]) for c in self.curves)
+
+    def _pair(self, read_fraction: float) -> tuple[Curve, Curve, float]:
+        fr = [c.read_fraction for c in self.curves]
+        if read_fraction <= fr[0]:
+            return self.curves[0], self.curves[0], 0.0
+        if read_fraction >= fr[-1]:
+            return self.curves[-1], self.curves[-1], 0.0
+        j = int(np.searchsorted(fr, read_fraction))
+        a, b = self.curves[j - 1], self.curves[j]
+        return a, b, (read_fraction - a.read_fraction) / (b.read_fraction - a.read_fraction)
+
+    def capacity(self, read_fraction: float = 1.0) -> float:
+        a, b, w = self._pair(read_fraction)
+        return (1 - w) * float(a.bandwidth[-1]) + w * float(b.bandwidth[-1])
+
+    def read_latency(self, read_bps: float, write_bps: float = 0.0) -> float:
+        total = read_bps + write_bps
+        mix = read_bps / total if total > 0 else 1.0
+        if total > self.capacity(mix):
+            return math.inf
+        a, b, w = self._pair(mix)
+        # interpolate at the same fraction of each curve's capacity, so that the
+        # saturation point moves smoothly with the mix
+        u = total / self.capacity(mix)
+        la = a.at(min(u * float(a.bandwidth[-1]), float(a.bandwidth[-1])))
+        lb = b.at(min(u * float(b.bandwidth[-1]), float(b.bandwidth[-1])))
+        return (1 - w) * la + w * lb
+
+    def servers(self, read_bps: float, write_bps: float) -> list[Server]:
+        total = read_bps + write_bps
+        mix = read_bps / total if total > 0 else 1.0
+        latency = self.read_latency(read_bps, write_bps)
+        return [Server(self.name, total / self.capacity(mix), latency - self.idle_latency)]
+
+
+def _quantity(value: object, parse) -> float:
+    return float(value) if isinstance(value, (int, float)) else float(parse(value))
+
+
+def load_curves(path: str | Path, name: str | None = None) -> CurveTarget:
+    """Read a curve file (YAML with ``curves`` or CSV with ``read_fraction,
+    bandwidth_GBps, latency_ns`` columns) into a :class:`CurveTarget`.
+
+    In YAML, a bare number is GB/s for a bandwidth and ns for a latency; text with a
+    unit ("150 GB/s", "131 ns") is parsed as usual.
+    """
+    path = Path(path)
+    groups: dict[float, list[tuple[float, float]]] = {}
+    if path.suffix.lower() == ".csv":
+        with path.open(newline="", encoding="utf-8") as fh:
+            for row in csv.DictReader(fh):
+                try:
+                    groups.setdefault(float(row["read_fraction"]), []).append(
+                        (float(row["bandwidth_GBps"]) * 1e9, float(row["latency_ns"])))
+                except KeyError as exc:
+                    raise ValueError(f"{path}: expected columns read_fraction, bandwidth_GBps, "
+                                     f"latency_ns; missing {exc.args[0]!r}") from None
+        label = name or path.stem
+    else:
+        import yaml
+
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        if not isinstance(data, Mapping) or "curves" not in data:
+            raise ValueError(f"{path}: expected a mapping with a 'curves' list")
+        for curve in data["curves"]:
+            pts = [(_quantity(b, parse_bandwidth) * (1e9 if isinstance(b, (int, float)) else 1),
+                    _quantity(lat, parse_time)) for b, lat in curve["points"]]
+            groups.setdefault(float(curve["read_fraction"]), []).extend(pts)
+        label = name or str(data.get("name", path.stem))
+    curves = []
+    for fraction, pts in groups.items():
+        pts.sort()
+        curves.append(Curve(fraction, np.array([p[0] for p in pts]),
+                            np.array([p[1] for p in pts])))
+    return CurveTarget(label, curves)
+
+
+def model_curves(target: Target, read_fractions: Sequence[float] = (1.0, 0.75, 2 / 3, 0.5),
+                 points: int = 24, top: float = 0.98) -> list[Curve]:
+    """Sample ``target``'s loaded latency into curves (up to ``top`` of its capacity)."""
+    out = []
+    for r in read_fractions:
+        cap = target.capacity(r)
+        bw = np.linspace(0.0, top * cap, points)
+        lat = np.array([target.read_latency(b * r, b * (1 - r)) for b in bw])
+        out.append(Curve(r, bw, lat))
+    return out
+
+
+def write_curves(path: str | Path, curves: Sequence[Curve]) -> None:
+    """Write curves as the CSV form :func:`load_curves` reads."""
+    with Path(path).open("w", newline="", encoding="utf-8") as fh:
+        out = csv.writer(fh)
+        out.writerow(["read_fraction", "bandwidth_GBps", "latency_ns"])
+        for c in curves:
+            for b, lat in zip(c.bandwidth, c.latency):
+                out.writerow([f"{c.read_fraction:.6g}", f"{b / 1e9:.9g}", f"{lat:.9g}"])
