@@ -12,15 +12,30 @@ cache levels, and returns per-level counts and the chunk's latency::
 
 See :mod:`cxlsim.memory.hierarchy` for the timing model and
 :mod:`cxlsim.memory.reference` for the plain-Python reference it is tested against.
+
+Beyond the caches: DRAM channels and their loaded latency (:mod:`~cxlsim.memory.dram`,
+:mod:`~cxlsim.memory.loaded`), CXL expanders (:mod:`~cxlsim.memory.expander`), the
+per-epoch bandwidth/latency equilibrium of many cores (:mod:`~cxlsim.memory.epoch`),
+NUMA nodes and the Linux memory policies (:mod:`~cxlsim.memory.numa`,
+:mod:`~cxlsim.memory.mempolicy`).
 """
 
 from cxlsim.memory.cache import CacheParams, SetAssociative
+from cxlsim.memory.dram import DramParams, DramTarget
+from cxlsim.memory.epoch import Demand, EpochEngine, Equilibrium, MemorySystem
+from cxlsim.memory.expander import ExpanderTarget
 from cxlsim.memory.hierarchy import ChunkStats, CoreMemory, CpuParams
+from cxlsim.memory.loaded import MemoryNode, load_curves
+from cxlsim.memory.mempolicy import MemPolicy, OutOfMemoryError, PagePlacement
+from cxlsim.memory.numa import Numa, NumaParams
 from cxlsim.memory.pagetable import PAGE_SIZES, WALK_LEVELS, PageTable
 from cxlsim.memory.reference import ReferenceCore
 from cxlsim.memory.tlb import TlbArrayParams, TlbParams
 
 __all__ = [
     "PAGE_SIZES", "WALK_LEVELS", "CacheParams", "ChunkStats", "CoreMemory", "CpuParams",
-    "PageTable", "ReferenceCore", "SetAssociative", "TlbArrayParams", "TlbParams",
+    "Demand", "DramParams", "DramTarget", "EpochEngine", "Equilibrium", "ExpanderTarget",
+    "MemPolicy", "MemoryNode", "MemorySystem", "Numa", "NumaParams", "OutOfMemoryError",
+    "PagePlacement", "PageTable", "ReferenceCore", "SetAssociative", "TlbArrayParams",
+    "TlbParams", "load_curves",
 ]
