@@ -119,11 +119,19 @@ def _word_at(buf, i, e, word):
     return True
 
 
+@njit(cache=True, inline="always")
+def _record(out, k, t, a, o, s):
+    """Write record ``k``'s time, address, operation (0 read, 1 write) and size."""
+    out[0][k] = t
+    out[1][k] = a
+    out[2][k] = o
+    out[3][k] = s
+
+
 # valgrind lackey --trace-mem=yes: "I  04011d0,3", " L 1ffefffd88,8", " S ...", " M ...".
 # state[0]: instructions seen. Lines starting "==" are valgrind's own messages.
 @njit(cache=True, inline="always")
 def parse_lackey(buf, i, e, k, out, params, state):
-    time, addr, op, size = out[0], out[1], out[2], out[3]
     j = _skip_blanks(buf, i, e)
     if buf[j] == _EQUALS and j + 1 < e and buf[j + 1] == _EQUALS:
         return 0
@@ -145,16 +153,10 @@ def parse_lackey(buf, i, e, k, out, params, state):
     t = state[0] - 1 if state[0] > 0 else 0
     written = 0
     if kind != 83:  # L or M: a load
-        time[k] = t
-        addr[k] = a
-        op[k] = 0
-        size[k] = s
+        _record(out, k, t, a, 0, s)
         written = 1
     if kind != 76:  # S or M: a store
-        time[k + written] = t
-        addr[k + written] = a
-        op[k + written] = 1
-        size[k + written] = s
+        _record(out, k + written, t, a, 1, s)
         written += 1
     return written
 
@@ -163,7 +165,6 @@ def parse_lackey(buf, i, e, k, out, params, state):
 # state[0]: records so far (the sequence clock).
 @njit(cache=True, inline="always")
 def parse_pin(buf, i, e, k, out, params, state):
-    time, addr, op, size = out[0], out[1], out[2], out[3]
     j = _skip_blanks(buf, i, e)
     if buf[j] == _HASH:
         return 0
@@ -180,10 +181,7 @@ def parse_pin(buf, i, e, k, out, params, state):
     a, q = _hex_0x(buf, start, e)
     if q <= start or q != e:
         return -1
-    time[k] = state[0]
-    addr[k] = a
-    op[k] = 1 if kind == 87 else 0
-    size[k] = 0
+    _record(out, k, state[0], a, 1 if kind == 87 else 0, 0)
     state[0] += 1
     return 1
 
@@ -192,7 +190,6 @@ def parse_pin(buf, i, e, k, out, params, state):
 # "LD 0x12345680" / "ST 0x..." (Ramulator 2 read/write traces). state[0]: sequence clock.
 @njit(cache=True, inline="always")
 def parse_ramulator(buf, i, e, k, out, params, state):
-    time, addr, op, size = out[0], out[1], out[2], out[3]
     j = _skip_blanks(buf, i, e)
     if buf[j] == _HASH:
         return 0
@@ -219,10 +216,7 @@ def parse_ramulator(buf, i, e, k, out, params, state):
             write = 1
         else:
             return -1
-    time[k] = state[0]
-    addr[k] = a
-    op[k] = write
-    size[k] = 0
+    _record(out, k, state[0], a, write, 0)
     state[0] += 1
     return 1
 
@@ -231,7 +225,6 @@ def parse_ramulator(buf, i, e, k, out, params, state):
 # state[0]: instructions so far (the read is the instruction after the bubbles).
 @njit(cache=True, inline="always")
 def parse_ramulator_cpu(buf, i, e, k, out, params, state):
-    time, addr, op, size = out[0], out[1], out[2], out[3]
     j = _skip_blanks(buf, i, e)
     if buf[j] == _HASH:
         return 0
@@ -243,20 +236,14 @@ def parse_ramulator_cpu(buf, i, e, k, out, params, state):
     if q <= start or (q < e and not _is_blank(buf[q])):
         return -1
     t = np.uint64(state[0]) + bubbles
-    time[k] = t
-    addr[k] = a
-    op[k] = 0
-    size[k] = 0
+    _record(out, k, t, a, 0, 0)
     written = 1
     if q < e:
         start = _skip_blanks(buf, q, e)
         wb, r = _number(buf, start, e)
         if r <= start or r != e:
             return -1
-        time[k + 1] = t
-        addr[k + 1] = wb
-        op[k + 1] = 1
-        size[k + 1] = 0
+        _record(out, k + 1, t, wb, 1, 0)
         written = 2
     state[0] = t + np.uint64(1)
     return written
@@ -267,7 +254,7 @@ def parse_ramulator_cpu(buf, i, e, k, out, params, state):
 # The operation is in the low bits of DSRC: 0x02 load, 0x04 store (PERF_MEM_OP_*).
 @njit(cache=True, inline="always")
 def parse_perf_mem(buf, i, e, k, out, params, state):
-    time, addr, op, size, thread, weight = out[0], out[1], out[2], out[3], out[4], out[7]
+    thread, weight = out[4], out[7]
     j = _skip_blanks(buf, i, e)
     if buf[j] == _HASH:
         return 0
@@ -304,10 +291,7 @@ def parse_perf_mem(buf, i, e, k, out, params, state):
         write = 1
     else:
         return -1
-    time[k] = state[0]
-    addr[k] = a
-    op[k] = write
-    size[k] = 0
+    _record(out, k, state[0], a, write, 0)
     thread[k] = tid
     weight[k] = params[3]
     state[0] += 1
@@ -321,7 +305,7 @@ def parse_perf_mem(buf, i, e, k, out, params, state):
 # params: [period for lines without one].
 @njit(cache=True, inline="always")
 def parse_perf_script(buf, i, e, k, out, params, state):
-    time, addr, op, size, thread, weight = out[0], out[1], out[2], out[3], out[4], out[7]
+    thread, weight = out[4], out[7]
     j = _skip_blanks(buf, i, e)
     if buf[j] == _HASH:
         return 0
@@ -379,10 +363,7 @@ def parse_perf_script(buf, i, e, k, out, params, state):
         write = _load_or_store(buf, q, e)
     if write < 0:
         return -1
-    time[k] = secs * np.uint64(1000000000) + frac
-    addr[k] = a
-    op[k] = write
-    size[k] = 0
+    _record(out, k, secs * np.uint64(1000000000) + frac, a, write, 0)
     thread[k] = tid
     weight[k] = period
     return 1
