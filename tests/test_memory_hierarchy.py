@@ -58,12 +58,22 @@ def test_every_access_matches_the_reference(page_size, nodes, shuffled, data):
     # Hot spots, so that every level both hits and misses.
     spots = data.draw(st.lists(st.integers(0, pages * page_size - 8), min_size=1, max_size=96))
     trace = data.draw(st.lists(st.sampled_from(spots), max_size=300))
+    walk_refs = np.zeros(3 + nodes, dtype=int)
     for offset in trace:
         va = GiB + offset
         got, want = core.access(np.array([va])), ref.access(va)
-        walk = np.bincount(np.array(want.walk, dtype=int), minlength=3 + nodes).tolist()
-        assert _outcome(got) == (want.tlb_level, walk, want.data)
+        walk = np.bincount(np.array(want.walk, dtype=int), minlength=3 + nodes)
+        assert _outcome(got) == (want.tlb_level, walk.tolist(), want.data)
         assert got.latency_ns == pytest.approx(want.latency_ns, rel=1e-12)
+        walk_refs += walk
+    # The whole trace as one chunk (where the kernel skips scans of the walk's upper
+    # levels it can prove would hit) ends in the same counts and the same cache state.
+    whole = CoreMemory(TOY, pt, memory_ns)
+    stats = whole.access(GiB + np.array(trace, dtype=np.int64))
+    assert stats.walk_refs.tolist() == walk_refs.tolist()
+    for mine, theirs in zip(whole.caches, core.caches):
+        assert [mine.contents(s) for s in range(mine.sets)] == \
+            [theirs.contents(s) for s in range(theirs.sets)]
 
 
 def test_a_chunk_equals_its_accesses_one_by_one():
