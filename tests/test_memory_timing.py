@@ -1,5 +1,5 @@
 """DRAM and CXL memory timing at the epoch level: mix effect, loaded latency, the
-equilibrium solver, curve files, and the cross-check against the transaction level."""
+equilibrium solver, and the cross-check against the transaction level."""
 
 from __future__ import annotations
 
@@ -20,8 +20,7 @@ from cxlsim.memory import CoreMemory, CpuParams, PageTable
 from cxlsim.memory.dram import DramParams, DramTarget
 from cxlsim.memory.epoch import Demand, EpochEngine, MemorySystem, policy_shares
 from cxlsim.memory.expander import ExpanderTarget
-from cxlsim.memory.loaded import (CurveTarget, MemoryNode, load_curves, md1_wait, mg1_wait,
-                                  model_curves, write_curves)
+from cxlsim.memory.loaded import MemoryNode, md1_wait, mg1_wait
 from cxlsim.topology import Topology, load_topology
 from cxlsim.topology.elaborate import System
 
@@ -233,48 +232,6 @@ def test_two_classes_share_a_node(selectel):
     shared = ms.solve([Demand(24, 16, {"ram": 0.5, "cxl": 0.5}), Demand(23, 16, {"ram": 1.0})])
     assert shared.latency["ram"] > alone.latency["ram"]
     assert shared.rates[0] < alone.rates[0]
-
-
-# --------------------------------------------------------------------------- curve files
-
-def test_curve_file_round_trip(tmp_path, ddr5):
-    target = DramTarget(ddr5.model_copy(update={"channels": 8, "latency": 110.0}), "dram0")
-    path = tmp_path / "dram0.csv"
-    write_curves(path, model_curves(target, points=64))
-    curve = load_curves(path)
-    assert isinstance(curve, CurveTarget) and curve.name == "dram0"
-    for r in (1.0, 0.5):
-        assert curve.capacity(r) == pytest.approx(0.98 * target.capacity(r), rel=1e-6)
-        for u in (0.2, 0.6, 0.85):
-            bw = u * target.capacity(r)
-            assert curve.read_latency(bw * r, bw * (1 - r)) == pytest.approx(
-                target.read_latency(bw * r, bw * (1 - r)), rel=0.01)
-    assert math.isinf(curve.read_latency(target.capacity(1.0)))
-
-
-def test_yaml_curves_calibrate_a_target(tmp_path, selectel):
-    path = tmp_path / "measured.yaml"
-    path.write_text("name: measured\ncurves:\n"
-                    "  - read_fraction: 1.0\n"
-                    "    points: [[0, 100 ns], [100 GB/s, 120 ns], [200 GB/s, 300 ns]]\n",
-                    encoding="utf-8")
-    curve = load_curves(path)
-    assert curve.idle_latency == 100.0 and curve.capacity(1.0) == 200e9
-    assert curve.read_latency(150e9) == pytest.approx(210.0)
-    ms = MemorySystem.from_topology(selectel, curves={"dram0": curve})
-    eq = ms.solve([Demand(47, 16, {"dram0": 1.0})])
-    assert eq.bandwidth < 200e9 and eq.latency["dram0"] > 120
-
-
-def test_curve_errors(tmp_path):
-    path = tmp_path / "bad.csv"
-    path.write_text("read_fraction,bandwidth\n1,2\n", encoding="utf-8")
-    with pytest.raises(ValueError, match="missing 'bandwidth_GBps'"):
-        load_curves(path)
-    path.write_text("read_fraction,bandwidth_GBps,latency_ns\n1,2,100\n1,1,120\n1,1,130\n",
-                    encoding="utf-8")
-    with pytest.raises(ValueError, match="strictly increasing"):
-        load_curves(path)
 
 
 # --------------------------------------------------------------------------- epoch engine

@@ -44,12 +44,18 @@ class Document:
         locations = {p[n:]: loc for p, loc in self.locations.items() if p[:n] == prefix}
         return Document(data, self.source, locations)
 
-    def graft(self, key: str, other: Document) -> Document:
-        """A copy with ``other`` (e.g. an included file) as the top-level ``key``."""
-        data = {**self.data, key: other.data}
-        locations = {p: loc for p, loc in self.locations.items() if p[:1] != (key,)}
-        locations.update({(key,) + p: loc for p, loc in other.locations.items()})
-        return Document(data, self.source, locations)
+    def graft(self, path: KeyPath, other: Document) -> Document:
+        """A copy with ``other`` (e.g. an included file) in place of the value at
+        ``path`` (a key path of mappings)."""
+        data = root = dict(self.data)
+        for key in path[:-1]:
+            data[key] = dict(data[key])
+            data = data[key]
+        data[path[-1]] = other.data
+        n = len(path)
+        locations = {p: loc for p, loc in self.locations.items() if p[:n] != path}
+        locations.update({path + p: loc for p, loc in other.locations.items()})
+        return Document(root, self.source, locations)
 
     def locate(self, path: KeyPath) -> Location:
         """The location of ``path``, or of its nearest located ancestor, or the file."""

@@ -1,4 +1,5 @@
-"""Load an experiment file: presets, the topology file it names, ``--set``, its kind."""
+"""Load an experiment file: presets, the topology and curve files it names, ``--set``, its
+kind."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from cxlsim.config import apply_overrides, expand_presets, load_file, validate_d
 from cxlsim.config.source import Document
 from cxlsim.errors import InputError
 from cxlsim.experiments.spec import ExperimentSpec, experiment_kinds
+from cxlsim.memory.curvefile import curve_document
 from cxlsim.topology.graph import build_graph
 
 
@@ -18,6 +20,7 @@ def load_experiment(path: str | Path, overrides: list[str] | tuple[str, ...] = (
     if not isinstance(doc.data, dict):
         raise InputError("an experiment file must hold a mapping of keys", location=doc.locate(()))
     doc = _include_topology(doc, Path(path))
+    doc = _include_curves(doc, Path(path))
     doc = apply_overrides(doc, overrides)
     kinds = experiment_kinds()
     kind = doc.data.get("kind")
@@ -47,4 +50,21 @@ def _include_topology(doc: Document, path: Path) -> Document:
         raise InputError(f"topology file {str(topo_path)!r} not found (paths are relative to "
                          "the experiment file)", location=doc.locate(("topology",)),
                          key="topology")
-    return doc.graft("topology", expand_presets(load_file(topo_path)))
+    return doc.graft(("topology",), expand_presets(load_file(topo_path)))
+
+
+def _include_curves(doc: Document, path: Path) -> Document:
+    """Replace each ``curves: {TARGET: FILE}`` with the curve file's content."""
+    curves = doc.data.get("curves")
+    if not isinstance(curves, dict):
+        return doc
+    for target, ref in curves.items():
+        if isinstance(ref, str):
+            key = ("curves", target)
+            curve_path = path.parent / ref
+            if not curve_path.is_file():
+                raise InputError(f"curve file {str(curve_path)!r} not found (paths are "
+                                 "relative to the experiment file)", location=doc.locate(key),
+                                 key=f"curves.{target}")
+            doc = doc.graft(key, curve_document(curve_path))
+    return doc

@@ -15,32 +15,19 @@ and tandem queues are treated as independent (a queue fed by another's departure
 sees smoother arrivals, so the sum slightly over-estimates the wait; the cross-check
 against the transaction level bounds the error).
 
-Curve files calibrate a target from measurements instead: per read fraction, points
-(bandwidth, latency) with bandwidth increasing; :func:`load_curves` reads them (YAML or
-CSV) and :func:`model_curves` writes the model's own curves in the same form::
-
-    name: xeon6-ddr5-measured          # YAML form
-    source: where the points come from
-    curves:
-      - read_fraction: 1.0
-        points: [[10 GB/s, 112 ns], [150 GB/s, 131 ns], [230 GB/s, 260 ns]]
-
-    read_fraction,bandwidth_GBps,latency_ns   # CSV form (one row per point)
-    1.0,10,112
+Measured curves calibrate a target instead (:class:`CurveTarget`, read from a curve
+file by :mod:`cxlsim.memory.curvefile`); :func:`model_curves` samples any target into
+curves of the same form.
 """
 
 from __future__ import annotations
 
-import csv
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Protocol
 
 import numpy as np
-
-from cxlsim.units import parse_bandwidth, parse_time
 
 LINE_BYTES = 64  #: every memory access moves one cache line
 
@@ -206,48 +193,6 @@ class CurveTarget:
         return [Server(self.name, total / self.capacity(mix), latency - self.idle_latency)]
 
 
-def _quantity(value: object, parse) -> float:
-    return float(value) if isinstance(value, (int, float)) else float(parse(value))
-
-
-def load_curves(path: str | Path, name: str | None = None) -> CurveTarget:
-    """Read a curve file (YAML with ``curves`` or CSV with ``read_fraction,
-    bandwidth_GBps, latency_ns`` columns) into a :class:`CurveTarget`.
-
-    In YAML, a bare number is GB/s for a bandwidth and ns for a latency; text with a
-    unit ("150 GB/s", "131 ns") is parsed as usual.
-    """
-    path = Path(path)
-    groups: dict[float, list[tuple[float, float]]] = {}
-    if path.suffix.lower() == ".csv":
-        with path.open(newline="", encoding="utf-8") as fh:
-            for row in csv.DictReader(fh):
-                try:
-                    groups.setdefault(float(row["read_fraction"]), []).append(
-                        (float(row["bandwidth_GBps"]) * 1e9, float(row["latency_ns"])))
-                except KeyError as exc:
-                    raise ValueError(f"{path}: expected columns read_fraction, bandwidth_GBps, "
-                                     f"latency_ns; missing {exc.args[0]!r}") from None
-        label = name or path.stem
-    else:
-        import yaml
-
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        if not isinstance(data, Mapping) or "curves" not in data:
-            raise ValueError(f"{path}: expected a mapping with a 'curves' list")
-        for curve in data["curves"]:
-            pts = [(_quantity(b, parse_bandwidth) * (1e9 if isinstance(b, (int, float)) else 1),
-                    _quantity(lat, parse_time)) for b, lat in curve["points"]]
-            groups.setdefault(float(curve["read_fraction"]), []).extend(pts)
-        label = name or str(data.get("name", path.stem))
-    curves = []
-    for fraction, pts in groups.items():
-        pts.sort()
-        curves.append(Curve(fraction, np.array([p[0] for p in pts]),
-                            np.array([p[1] for p in pts])))
-    return CurveTarget(label, curves)
-
-
 def model_curves(target: Target, read_fractions: Sequence[float] = (1.0, 0.75, 2 / 3, 0.5),
                  points: int = 24, top: float = 0.98) -> list[Curve]:
     """Sample ``target``'s loaded latency into curves (up to ``top`` of its capacity)."""
@@ -258,13 +203,3 @@ def model_curves(target: Target, read_fractions: Sequence[float] = (1.0, 0.75, 2
         lat = np.array([target.read_latency(b * r, b * (1 - r)) for b in bw])
         out.append(Curve(r, bw, lat))
     return out
-
-
-def write_curves(path: str | Path, curves: Sequence[Curve]) -> None:
-    """Write curves as the CSV form :func:`load_curves` reads."""
-    with Path(path).open("w", newline="", encoding="utf-8") as fh:
-        out = csv.writer(fh)
-        out.writerow(["read_fraction", "bandwidth_GBps", "latency_ns"])
-        for c in curves:
-            for b, lat in zip(c.bandwidth, c.latency):
-                out.writerow([f"{c.read_fraction:.6g}", f"{b / 1e9:.9g}", f"{lat:.9g}"])

@@ -380,7 +380,8 @@ def weighted_interleave(quick: bool) -> dict[str, Outcome]:
                f"delivers only about (1 + g) D / 3 = {implied:.0f} GB/s, "
                f"{implied / modules:.0f} GB/s per module ({implied / cxl:.0%} of the model's): "
                "a module throughput limit below its DDR5 channel and link that no public "
-               "source quantifies")
+               "source quantifies (SK hynix quotes only peaks: 36 GB/s per module, and "
+               "100-160 GB/s added by four)")
         out[target] = _points(target, gain, 3.0,
                               f"{gain:+.1%} ({dram:.0f} -> {dram * (1 + gain):.0f} GB/s; "
                               f"CXL only {cxl:.0f} GB/s)", why)

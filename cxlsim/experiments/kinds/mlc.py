@@ -13,11 +13,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import plotly.express as px
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from cxlsim.apps.mlc import MIXES, MLC_DELAYS, bandwidth_by_mix, idle_latency, loaded_latency, stream
 from cxlsim.experiments.result import RunResult
 from cxlsim.experiments.spec import ExperimentSpec, register
+from cxlsim.memory.curvefile import CurveFileSpec
 from cxlsim.memory.epoch import MemorySystem
 from cxlsim.memory.hierarchy import CpuParams
 from cxlsim.topology import Topology
@@ -38,11 +39,30 @@ class MemoryExperiment(ExperimentSpec):
     nodes: dict[str, list[str]] = Field(
         min_length=1, description="NUMA node -> memory targets interleaved in it (the "
                                   "topology's dram node names and CXL device names)")
+    curves: dict[str, CurveFileSpec] = Field(
+        default_factory=dict, description="memory target -> measured loaded-latency curves "
+                                          "that replace its model: a curve file (path "
+                                          "relative to this file) or the same inline")
+
+    @field_validator("curves")
+    @classmethod
+    def _curve_targets(cls, curves: dict[str, CurveFileSpec], info: ValidationInfo
+                       ) -> dict[str, CurveFileSpec]:
+        topology = info.data.get("topology")
+        if topology is not None:
+            known = [n.name for n in topology.nodes if n.type in ("dram", "cxl_device")]
+            for name in curves:
+                if name not in known:
+                    raise ValueError(f"curves for {name!r}, which is not a memory target of "
+                                     f"the topology; targets: {', '.join(known)}")
+        return curves
 
     def memory(self) -> MemorySystem:
-        """The epoch level's memory system of the topology."""
-        return MemorySystem.from_topology(Topology.from_spec(self.topology), self.host,
-                                          self.nodes)
+        """The epoch level's memory system of the topology (measured curves in place of
+        the models of the targets ``curves`` names)."""
+        return MemorySystem.from_topology(
+            Topology.from_spec(self.topology), self.host, self.nodes,
+            curves={name: spec.target(name) for name, spec in self.curves.items()})
 
     @property
     def workers(self) -> int:
