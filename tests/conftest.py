@@ -52,3 +52,12 @@ def line_of(path: Path, needle: str) -> int:
             if needle in line]
     assert len(hits) == 1, f"{needle!r} found on lines {hits} of {path}"
     return hits[0]
+
+
+@pytest.fixture(scope="module")
+def ddr5():
+    """The DDR5-4800 memory preset (``models/memory/ddr5-4800.yaml``), validated."""
+    from cxlsim.config import load_document, validate_document
+    from cxlsim.memory import DramParams
+
+    return validate_document(DramParams, load_document(REPO / "models/memory/ddr5-4800.yaml"))

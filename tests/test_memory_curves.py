@@ -9,20 +9,15 @@ import yaml
 
 from conftest import REPO, line_of
 from cxlsim.cli import main
-from cxlsim.config import dump_yaml, load_document, validate_document
+from cxlsim.config import dump_yaml
 from cxlsim.errors import InputError
 from cxlsim.experiments import load_experiment
-from cxlsim.memory import (CurveTarget, Demand, DramParams, DramTarget, MemorySystem,
-                           load_curve_file, load_curves, model_curves, write_curves)
+from cxlsim.memory import (CurveTarget, Demand, DramTarget, MemorySystem, load_curve_file,
+                           load_curves, model_curves, write_curves)
 from cxlsim.topology import load_topology
 
 MLC = REPO / "experiments" / "mlc-loaded-latency.yaml"
 HEADER = "read_fraction,bandwidth_GBps,latency_ns\n"
-
-
-@pytest.fixture(scope="module")
-def ddr5() -> DramParams:
-    return validate_document(DramParams, load_document(REPO / "models/memory/ddr5-4800.yaml"))
 
 
 def test_model_curves_round_trip_through_csv(tmp_path, ddr5):

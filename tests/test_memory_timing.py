@@ -30,11 +30,6 @@ SINGLE = REPO / "topologies" / "single-expander.yaml"
 
 
 @pytest.fixture(scope="module")
-def ddr5() -> DramParams:
-    return validate_document(DramParams, load_document(REPO / "models/memory/ddr5-4800.yaml"))
-
-
-@pytest.fixture(scope="module")
 def selectel() -> Topology:
     return load_topology(SELECTEL)
 

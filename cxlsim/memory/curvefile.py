@@ -36,25 +36,11 @@ from pydantic import Field, field_validator
 from cxlsim.config import StrictModel, expand_presets, load_file, validate_document
 from cxlsim.config.source import Document, TOML_SUFFIXES, YAML_SUFFIXES
 from cxlsim.errors import InputError, Location
-from cxlsim.memory.loaded import Curve, CurveTarget
+from cxlsim.memory.loaded import Curve, CurveTarget, monotone_problem
 from cxlsim.units import Bandwidth, Time, format_bandwidth, format_time
 
 #: The CSV form's columns.
 CSV_COLUMNS = ("read_fraction", "bandwidth_GBps", "latency_ns")
-
-
-def monotone_problem(points: Sequence[tuple[float, float]], first: int = 0) -> str:
-    """What is wrong with the order of (B/s, ns) points numbered from ``first``, or ''."""
-    for i in range(1, len(points)):
-        (b0, l0), (b1, l1) = points[i - 1], points[i]
-        if b1 <= b0:
-            return (f"bandwidth must increase from point to point; point {first + i} "
-                    f"({format_bandwidth(b1)}) does not exceed point {first + i - 1} "
-                    f"({format_bandwidth(b0)})")
-        if l1 < l0:
-            return (f"latency must not fall as bandwidth rises; point {first + i} "
-                    f"({format_time(l1)}) is below point {first + i - 1} ({format_time(l0)})")
-    return ""
 
 
 class CurveSpec(StrictModel):

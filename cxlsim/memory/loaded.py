@@ -29,6 +29,8 @@ from typing import Protocol
 
 import numpy as np
 
+from cxlsim.units import format_bandwidth, format_time
+
 LINE_BYTES = 64  #: every memory access moves one cache line
 
 
@@ -122,6 +124,20 @@ class MemoryNode:
 
 # --- measured curves -------------------------------------------------------------------
 
+def monotone_problem(points: Sequence[tuple[float, float]], first: int = 0) -> str:
+    """What is wrong with the order of (B/s, ns) points numbered from ``first``, or ''."""
+    for i in range(1, len(points)):
+        (b0, l0), (b1, l1) = points[i - 1], points[i]
+        if b1 <= b0:
+            return (f"bandwidth must increase from point to point; point {first + i} "
+                    f"({format_bandwidth(b1)}) does not exceed point {first + i - 1} "
+                    f"({format_bandwidth(b0)})")
+        if l1 < l0:
+            return (f"latency must not fall as bandwidth rises; point {first + i} "
+                    f"({format_time(l1)}) is below point {first + i - 1} ({format_time(l0)})")
+    return ""
+
+
 @dataclass(frozen=True)
 class Curve:
     """Latency (ns) against total bandwidth (B/s) at one read fraction."""
@@ -131,12 +147,10 @@ class Curve:
     latency: np.ndarray
 
     def __post_init__(self) -> None:
-        if self.bandwidth.size < 2 or np.any(np.diff(self.bandwidth) <= 0):
-            raise ValueError(f"curve at read fraction {self.read_fraction:g}: at least two "
-                             "points with strictly increasing bandwidth are needed")
-        if np.any(np.diff(self.latency) < 0):
-            raise ValueError(f"curve at read fraction {self.read_fraction:g}: latency must "
-                             "not fall as bandwidth rises")
+        problem = ("at least two points are needed" if self.bandwidth.size < 2 else
+                   monotone_problem(list(zip(self.bandwidth, self.latency))))
+        if problem:
+            raise ValueError(f"curve at read fraction {self.read_fraction:g}: {problem}")
 
     def at(self, bandwidth: float) -> float:
         """Interpolated latency; the first point below it, infinite past the last point."""
