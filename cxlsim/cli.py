@@ -27,7 +27,8 @@ def _parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run an experiment file and write a run folder")
     run.add_argument("experiment", help="experiment file (.yaml or .toml)")
     _add_set(run)
-    run.add_argument("--out", help="run folder (default: runs/NAME)")
+    run.add_argument("--out", help="run folder (default: runs/NAME, or runs/NAME-2, ... "
+                                   "if that exists); replaces only a previous run folder")
     run.add_argument("--json", action="store_true",
                      help="print the experiment, metrics and tables as JSON on stdout")
     run.add_argument("--jobs", type=int, metavar="N",
@@ -69,7 +70,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from cxlsim.experiments import load_experiment
     from cxlsim.experiments.sweep import run_file
 
-    out = args.out or Path("runs") / load_experiment(args.experiment, args.overrides).name
+    out = _run_folder(args.out, load_experiment(args.experiment, args.overrides).name)
     result = run_file(args.experiment, args.overrides, progress=sys.stderr.isatty(),
                       jobs=args.jobs, executor=args.executor, out=out)
     if args.json:
@@ -81,6 +82,24 @@ def _cmd_run(args: argparse.Namespace) -> int:
             print(f"{key:<{width}}  {shown}")
     print(f"run folder: {out}", file=sys.stderr)
     return EXIT_OK
+
+
+def _run_folder(out: str | None, name: str) -> Path:
+    """Where ``run`` writes: ``--out`` if safe to (re)place, else a new ``runs/NAME[-N]``.
+
+    An interrupted sweep's staged points (``runs/NAME.points/``) make the default
+    folder the one to resume rather than a new one.
+    """
+    from cxlsim.experiments.output import check_out, is_run_folder, next_free
+    from cxlsim.experiments.sweep import stage_dir
+
+    if out is not None:
+        path = check_out(out)
+        if is_run_folder(path):
+            print(f"cxlsim: replacing the previous run folder {path}", file=sys.stderr)
+        return path
+    base = Path("runs") / name
+    return check_out(base if stage_dir(base).is_dir() else next_free(base))
 
 
 def _cmd_resolve(args: argparse.Namespace) -> int:
@@ -114,6 +133,8 @@ def _cmd_topology_show(args: argparse.Namespace) -> int:
     from cxlsim.topology import load_topology
     from cxlsim.units import format_bandwidth, format_time
 
+    if args.html:
+        _check_writable_file(args.html, "--html")
     topo = load_topology(args.file, args.overrides)
     print(f"Topology {topo.spec.name}: {topo.spec.description.strip()}\n")
     nodes = [{"node": n.name, "type": n.type,
@@ -147,6 +168,16 @@ def _cmd_topology_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _check_writable_file(path: str, key: str) -> None:
+    """Refuse, before any work, a file path whose folder is missing or not a folder."""
+    folder = Path(path).absolute().parent
+    if not folder.is_dir():
+        raise InputError(f"cannot write {path!r}: folder {str(folder)!r} does not exist",
+                          key=key)
+    if Path(path).is_dir():
+        raise InputError(f"cannot write {path!r}: it is a folder", key=key)
+
+
 def _table(rows: Sequence[dict], columns: Sequence[str]) -> str:
     """A plain-text table, columns as wide as their widest cell."""
     cells = [[("" if row.get(c) is None else str(row.get(c))) for c in columns] for row in rows]
@@ -164,6 +195,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.handler(args)
     except InputError as exc:
         print(f"cxlsim: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:  # an output path we could not write: disk full, permissions...
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"cxlsim: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("cxlsim: interrupted", file=sys.stderr)

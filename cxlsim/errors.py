@@ -29,17 +29,25 @@ class Location:
 class InputError(Exception):
     """A user mistake, with where it is and what was expected.
 
-    ``str(err)`` is a single line: ``FILE:LINE:COL: key.path: message``.
+    ``str(err)`` is one line per problem: ``FILE:LINE:COL: key.path: message``, then
+    ``  also: ...`` for each further problem found in the same file (``also``).
     """
 
     def __init__(self, message: str, *, location: Location | str | None = None,
-                 key: str | None = None) -> None:
+                 key: str | None = None, also: tuple[InputError, ...] = ()) -> None:
         self.message = message
         self.location = Location(location) if isinstance(location, str) else location
         self.key = key
+        self.also = tuple(also)
         super().__init__(str(self))
 
-    def __str__(self) -> str:
+    def with_also(self, others: list[InputError]) -> InputError:
+        """This problem with ``others`` listed after it."""
+        return InputError(self.message, location=self.location, key=self.key,
+                          also=self.also + tuple(others))
+
+    def headline(self) -> str:
+        """The first problem alone, on one line."""
         parts = []
         if self.location is not None:
             parts.append(str(self.location))
@@ -47,3 +55,6 @@ class InputError(Exception):
             parts.append(self.key)
         parts.append(self.message)
         return ": ".join(parts)
+
+    def __str__(self) -> str:
+        return "\n".join([self.headline()] + [f"  also: {e.headline()}" for e in self.also])

@@ -45,7 +45,7 @@ from pydantic import BeforeValidator, PlainSerializer, ValidationInfo, WithJsonS
 __all__ = [
     "UnitError",
     "parse_time", "parse_size", "parse_bandwidth", "parse_rate", "parse_frequency",
-    "parse_percent",
+    "parse_percent", "parse_quantity",
     "format_time", "format_size", "format_bandwidth", "format_rate", "format_frequency",
     "format_percent",
     "Time", "Size", "Bandwidth", "Rate", "Frequency", "Percent",
@@ -185,6 +185,8 @@ def _parse(kind: _Kind, value: Any) -> float | int:
     if kind.maximum is not None and exact > kind.maximum:
         raise fail(kind.over_max[unit].format(num=_num(num)))
     if kind.whole:
+        if exact >= 2**64:
+            raise fail("too large")
         if exact != exact.to_integral_value():
             raise fail(f"not a whole number of {kind.whole}: {_num(exact)} {kind.base}")
         return int(exact)
@@ -256,6 +258,22 @@ def parse_frequency(value: Any) -> float:
 def parse_percent(value: Any) -> float:
     """A fraction from '50 %' (0 to 100 %) or a bare number from 0 to 1."""
     return _parse(_PERCENT, value)
+
+
+def parse_quantity(value: Any) -> tuple[float | int, str] | None:
+    """A string with a unit as ``(number in internal units, that unit)``, e.g.
+    ``"1.1 us" -> (1100.0, "ns")``; None if it is not a quantity with a unit."""
+    if not isinstance(value, str):
+        return None
+    for kind in (_TIME, _SIZE, _BANDWIDTH, _RATE, _FREQUENCY, _PERCENT):
+        m = _NUMBER.fullmatch(value)
+        if m is None or not m["unit"] or m["unit"] not in kind.units:
+            continue
+        try:
+            return _parse(kind, value), kind.base or "fraction"
+        except UnitError:
+            return None
+    return None
 
 
 def format_time(ns: float, digits: int | None = None) -> str:

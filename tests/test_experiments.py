@@ -72,7 +72,7 @@ def test_write_run_folder(result, tmp_path):
     out = write_run_folder(result, tmp_path / "runs" / "r1")
     assert out == tmp_path / "runs" / "r1"
     assert sorted(p.name for p in out.iterdir()) == [
-        "config.resolved.yaml", "metrics.json", "report.html", "routes.parquet"]
+        ".cxlsim-run", "config.resolved.yaml", "metrics.json", "report.html", "routes.parquet"]
     assert sorted(p.name for p in out.parent.iterdir()) == ["r1"]     # no temp folder left
 
     metrics = json.loads((out / "metrics.json").read_text())
@@ -87,8 +87,7 @@ def test_write_run_folder(result, tmp_path):
 
 
 def test_write_run_folder_replaces_an_older_run(result, tmp_path):
-    out = tmp_path / "r"
-    out.mkdir()
+    out = write_run_folder(result, tmp_path / "r")
     (out / "stale.txt").write_text("old")
     write_run_folder(result, out)
     assert not (out / "stale.txt").exists()
@@ -108,14 +107,13 @@ def test_failed_write_leaves_no_folder(result, tmp_path, monkeypatch):
 
 
 def test_failed_write_keeps_the_older_run(result, tmp_path, monkeypatch):
-    out = tmp_path / "r"
-    out.mkdir()
+    out = write_run_folder(result, tmp_path / "r")
     (out / "keep.txt").write_text("old")
     monkeypatch.setattr("cxlsim.experiments.output.report_html", _boom)
     with pytest.raises(RuntimeError):
         write_run_folder(result, out)
     assert [p.name for p in tmp_path.iterdir()] == ["r"]
-    assert [p.name for p in out.iterdir()] == ["keep.txt"]
+    assert (out / "keep.txt").read_text() == "old"
 
 
 def test_run_folder_permissions_follow_the_umask(result, tmp_path):

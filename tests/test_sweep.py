@@ -21,6 +21,7 @@ from cxlsim.experiments.sweep import _yaml_text, run_file
 
 TOPOLOGY = Path(__file__).resolve().parents[1] / "topologies" / "switch-pool.yaml"
 WIDTH, HOP = "topology.links[0].width", "topology.nodes[2].hop_latency"
+HOP_NS = f"{HOP} [ns]"  # swept quantities are stored as numbers in cxlsim's internal unit
 
 
 def write_experiment(tmp_path: Path, grid: str | None = None, heatmaps: str = "[latency_min_ns]"
@@ -49,21 +50,22 @@ def calls(monkeypatch) -> list[int]:
 def test_grid_expands_to_points_with_expected_metrics(tmp_path):
     result = run_file(write_experiment(tmp_path), jobs=1)
     table = result.tables["points"]
-    assert list(table.columns[:3]) == ["point", WIDTH, HOP]
+    assert list(table.columns[:3]) == ["point", WIDTH, HOP_NS]
     assert list(table["point"]) == list(range(6))
-    assert list(zip(table[WIDTH], table[HOP])) == [
-        (4, "50 ns"), (4, "90 ns"), (8, "50 ns"), (8, "90 ns"), (16, "50 ns"), (16, "90 ns")]
-    by = table.set_index([WIDTH, HOP])
+    assert table[HOP_NS].dtype == float
+    assert list(zip(table[WIDTH], table[HOP_NS])) == [
+        (4, 50), (4, 90), (8, 50), (8, 90), (16, 50), (16, 90)]
+    by = table.set_index([WIDTH, HOP_NS])
     for width in (4, 8, 16):  # the switch hop is on every route once: +40 ns
-        assert by.loc[(width, "90 ns"), "latency_min_ns"] == pytest.approx(
-            by.loc[(width, "50 ns"), "latency_min_ns"] + 40)
-    bw = by.xs("50 ns", level=HOP)["bandwidth_min_GBps"]
+        assert by.loc[(width, 90), "latency_min_ns"] == pytest.approx(
+            by.loc[(width, 50), "latency_min_ns"] + 40)
+    bw = by.xs(50, level=HOP_NS)["bandwidth_min_GBps"]
     assert bw[4] == pytest.approx(bw[8] / 2)  # an x4 uplink is the bottleneck
     assert bw[16] == pytest.approx(bw[8])      # beyond x8 the device links are
     # a point is exactly the file run with --set KEY=VALUE
     single = load_experiment(tmp_path / "sweep.yaml", [f"{WIDTH}=4", f"{HOP}=90 ns"]).run()
     for key, value in single.metrics.items():
-        assert by.loc[(4, "90 ns"), key] == value
+        assert by.loc[(4, 90), key] == value
     assert result.metrics == {"points": 6,
                               "latency_min_ns_min": table["latency_min_ns"].min(),
                               "latency_min_ns_max": table["latency_min_ns"].max()}
@@ -130,19 +132,22 @@ def test_bad_grid_fails_before_any_point_runs(tmp_path, calls, grid, named):
 
 
 def test_empty_value_list_and_unknown_heatmap_metric(tmp_path, calls):
-    with pytest.raises(InputError, match=r"sweep\.grid\.seed: needs at least one value"):
+    with pytest.raises(InputError, match=r"sweep\.yaml:4:\d+: sweep\.grid\.seed: expected at "
+                                         r"least 1 item; found none"):
         run_file(write_experiment(tmp_path, '{seed: []}'), jobs=1)
-    with pytest.raises(InputError, match=r"sweep\.heatmaps: 'latency' is not a metric of kind "
-                                         r"'routes'; its metrics are routes, latency_min_ns"):
-        run_file(write_experiment(tmp_path, heatmaps="[latency]"), jobs=1)
+    with pytest.raises(InputError, match=r"sweep\.heatmaps\[1\]: 'latency' is not a metric of "
+                                         r"kind 'routes'; its metrics are bandwidth_min_GBps, "):
+        run_file(write_experiment(tmp_path, heatmaps="[latency_min_ns, latency]"), jobs=1,
+                 out=tmp_path / "run")
     assert calls == [0]  # stopped at the first point's row
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sweep.yaml"]  # no staging left
 
 
 def test_heatmap_and_line_figures(tmp_path):
     fig = run_file(write_experiment(tmp_path), jobs=1).figures["latency_min_ns"]
     (trace,) = fig.data
     assert isinstance(trace, go.Heatmap)
-    assert list(trace.x) == ["4", "8", "16"] and list(trace.y) == ["50 ns", "90 ns"]
+    assert list(trace.x) == ["4", "8", "16"] and list(trace.y) == ["50.0", "90.0"]
     assert trace.z.shape == (2, 3) and trace.z[1][0] - trace.z[0][0] == pytest.approx(40)
     line = run_file(write_experiment(tmp_path, f'{{"{HOP}": ["50 ns", "70 ns", "90 ns"]}}'),
                     jobs=1).figures["latency_min_ns"]
@@ -165,7 +170,7 @@ def test_cli_run_sweep_json(tmp_path, capsys):
     assert code == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["metrics"]["points"] == 6
-    assert [row[HOP] for row in payload["tables"]["points"]] == ["50 ns", "90 ns"] * 3
+    assert [row[HOP_NS] for row in payload["tables"]["points"]] == [50, 90] * 3
     assert (tmp_path / "run" / "points" / "point-00005.parquet").is_file()
     assert main(["run", str(tmp_path / "sweep.yaml"), "--jobs", "0"]) == 2
     assert "expected at least 1 job" in capsys.readouterr().err

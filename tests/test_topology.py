@@ -176,7 +176,7 @@ def test_topology_needs_a_host(write):
 
 def test_topology_needs_nodes(write):
     path = write("t.yaml", "name: t\nnodes: []\n")
-    with pytest.raises(InputError, match=r"t\.yaml:2:8: nodes: List should have at least 1"):
+    with pytest.raises(InputError, match=r"t\.yaml:2:8: nodes: expected at least 1 item; found none"):
         load_topology(path)
 
 

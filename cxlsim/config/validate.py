@@ -22,7 +22,7 @@ M = TypeVar("M", bound=BaseModel)
 
 
 def validate_document(model: type[M], doc: Document) -> M:
-    """Build ``model`` from ``doc``; raise :class:`InputError` naming the first problem."""
+    """Build ``model`` from ``doc``; raise :class:`InputError` naming every problem."""
     try:
         return model.model_validate(doc.data, context={USER_INPUT: True})
     except ValidationError as exc:
@@ -31,7 +31,7 @@ def validate_document(model: type[M], doc: Document) -> M:
 
 def error_from_validation(model: type[BaseModel], doc: Document,
                           exc: ValidationError) -> InputError:
-    """The :class:`InputError` for the most useful of the errors pydantic reports.
+    """The :class:`InputError` for every error pydantic reports, most useful first.
 
     An unknown key comes before a wrong value, which comes before a missing key: a
     misspelt key shows up as all of unknown and missing, and the unknown key (with its
@@ -56,13 +56,16 @@ def error_from_validation(model: type[BaseModel], doc: Document,
             explained.add(loc[:-1] + (close[0],))
     remaining = [(i, err) for i, err in enumerate(errors)
                  if not (err["type"] == "missing" and tuple(err["loc"]) in explained)]
-    index, first = min(remaining, key=lambda item: (_RANK.get(item[1]["type"], 1), item[0]))
-    loc = tuple(first["loc"])
-    path = _data_path(doc.data, loc, first["type"])
-    message = _message(model, loc, path, first, hints.get(index))
-    if len(remaining) > 1:
-        message += f" (and {len(remaining) - 1} more problem{'s' if len(remaining) > 2 else ''})"
-    return InputError(message, location=doc.locate(path), key=format_path(path) or None)
+    remaining.sort(key=lambda item: (_RANK.get(item[1]["type"], 1), item[0]))
+    problems = [_problem(model, doc, err, hints.get(index)) for index, err in remaining]
+    return problems[0].with_also(problems[1:])
+
+
+def _problem(model: type[BaseModel], doc: Document, err: dict, meant: str | None) -> InputError:
+    loc = tuple(err["loc"])
+    path = _data_path(doc.data, loc, err["type"])
+    return InputError(_message(model, loc, path, err, meant), location=doc.locate(path),
+                      key=format_path(path) or None)
 
 
 # Which error to report first: unknown key, then a wrong value (1), then a missing key.
@@ -102,6 +105,20 @@ def _message(model: type[BaseModel], loc: tuple, path: KeyPath, err: dict,
         return f"unknown key {key!r}{hint}"
     if kind == "missing":
         return "missing required key"
+    ctx = err.get("ctx", {})
+    if kind == "union_tag_not_found":
+        tags = _tags(model, loc)
+        key = str(ctx.get("discriminator", "type")).strip("'")
+        return (f"missing required key {key!r}"
+                + (f" (one of {', '.join(map(repr, tags))})" if tags else ""))
+    if kind in ("model_type", "model_attributes_type", "dict_type"):
+        return f"expected a mapping of keys to values; found {_show(found)}"
+    if kind == "too_short":
+        least = ctx.get("min_length", 1)
+        return f"expected at least {least} item{'s' if least != 1 else ''}; found none" \
+            if not found else f"expected at least {least} items; found {len(found)}"
+    if kind == "too_long":
+        return f"expected at most {ctx.get('max_length')} items; found {_show(found)}"
     msg = err["msg"]
     for prefix in ("Value error, ", "Assertion failed, "):
         if msg.startswith(prefix):
@@ -112,6 +129,26 @@ def _message(model: type[BaseModel], loc: tuple, path: KeyPath, err: dict,
         tags = err.get("ctx", {}).get("expected_tags", "")
         return f"expected one of {tags}; found {err.get('ctx', {}).get('tag', found)!r}"
     return f"{msg}; found {_show(found)}"
+
+
+def _tags(model: type[BaseModel], loc: tuple) -> list[str]:
+    """The ``type`` values a tagged union at ``loc`` accepts, best effort."""
+    tp: Any = model
+    for part in loc:
+        tp = _unwrap(tp)
+        if isinstance(tp, type) and issubclass(tp, BaseModel) and isinstance(part, str):
+            field = tp.model_fields.get(part)
+            tp = field.annotation if field else None
+        elif typing.get_origin(tp) in (list, tuple) and isinstance(part, int):
+            tp = typing.get_args(tp)[0]
+        elif typing.get_origin(tp) is dict:
+            tp = typing.get_args(tp)[1]
+        else:
+            return []
+    tp = _unwrap(tp)
+    if typing.get_origin(tp) not in (typing.Union, types.UnionType):
+        return []
+    return [t for t in (_tag_of(_unwrap(m)) for m in typing.get_args(tp)) if t is not None]
 
 
 def _show(value: Any) -> str:

@@ -7,9 +7,10 @@ validates the rest of the file against that subclass.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+import re
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from cxlsim.config.base import StrictModel
 from cxlsim.topology.schema import TopologySpec
@@ -18,12 +19,13 @@ if TYPE_CHECKING:
     from cxlsim.experiments.result import RunResult
 
 _KINDS: dict[str, type[ExperimentSpec]] = {}
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 
 
 class SweepSpec(StrictModel):
     """A grid of overrides: every combination of the listed values is one sweep point."""
 
-    grid: dict[str, list[Any]] = Field(
+    grid: dict[str, Annotated[list[Any], Field(min_length=1)]] = Field(
         min_length=1, description="key path (as for --set) -> values to sweep")
     jobs: int | None = Field(None, ge=1, description="worker processes (default: CPU count)")
     heatmaps: list[str] = Field(
@@ -41,6 +43,16 @@ class ExperimentSpec(StrictModel):
     topology: TopologySpec | None = Field(
         None, description="the system: a topology file path (relative to this file) or inline")
     sweep: SweepSpec | None = Field(None, description="a grid of points to run instead of one")
+
+    @field_validator("name")
+    @classmethod
+    def _plain_name(cls, name: str) -> str:
+        """The name becomes ``runs/NAME``: no folders, no path tricks."""
+        if not _PLAIN_NAME.fullmatch(name) or len(name) > 100:
+            raise ValueError("expected a plain name (letters, digits, '_', '.', '-'; no "
+                             f"'/', at most 100 characters), used as the run folder's name; "
+                             f"found {name!r}")
+        return name
 
     def run(self, progress: bool = False, point: int = 0) -> RunResult:
         """Run one point of the experiment; ``point`` selects the sweep point's RNG stream."""

@@ -22,6 +22,8 @@ import json
 import multiprocessing
 import os
 import shutil
+import threading
+import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
@@ -37,11 +39,13 @@ import yaml
 
 from cxlsim.errors import InputError
 from cxlsim.experiments.loader import load_experiment
-from cxlsim.experiments.output import write_run_folder
+from cxlsim.experiments.output import MARKER, is_run_folder, write_run_folder
 from cxlsim.experiments.result import RunResult
 from cxlsim.experiments.spec import ExperimentSpec
+from cxlsim.units import parse_quantity
 
 _DIGEST_KEY = b"cxlsim.point_config_sha256"
+_ROW_FORMAT = 2  # bump when a saved row's columns change meaning, so old rows rerun
 _DASK_EXTRA = "the dask executor needs the optional extra: pip install 'cxlsim[dask]'"
 
 
@@ -66,7 +70,7 @@ def run_file(path: str | Path, overrides: Sequence[str] = (), progress: bool = F
                         None if out is None else Path(out))
     if out is not None:
         write_run_folder(result, out)
-        stage = _stage_dir(Path(out))
+        stage = stage_dir(Path(out))
         if spec.sweep is not None and stage.is_dir():
             stage.rename(Path(out) / "points")
     return result
@@ -75,9 +79,6 @@ def run_file(path: str | Path, overrides: Sequence[str] = (), progress: bool = F
 def sweep_points(spec: ExperimentSpec) -> list[dict[str, Any]]:
     """The grid's cartesian product, first key slowest: ``[{key: value, ...}, ...]``."""
     grid = spec.sweep.grid
-    for key, values in grid.items():
-        if not values:
-            raise InputError("needs at least one value to sweep", key=f"sweep.grid.{key}")
     return [dict(zip(grid, combo)) for combo in product(*grid.values())]
 
 
@@ -88,18 +89,20 @@ def _sweep(spec: ExperimentSpec, path: Path, overrides: tuple[str, ...], progres
 
     points = sweep_points(spec)
     specs = [_load_point(path, overrides, i, point) for i, point in enumerate(points)]
+    columns = grid_columns(spec.sweep.grid)
     rows: dict[int, dict[str, Any]] = {}
 
     def record(i: int, row: dict[str, Any], save: bool = True) -> None:
         if not rows:
-            _check_heatmaps(spec, path, row)
+            _check_heatmaps(spec, path, row, stage)
         if save and stage is not None:
             _write_point(stage, i, row, _digest(specs[i]))
         rows[i] = row
         bar.update()
 
     def computed(i: int, metrics: dict[str, Any]) -> None:
-        record(i, {"point": i, **{k: _cell(v) for k, v in points[i].items()}, **metrics})
+        swept = {columns[k][0]: columns[k][1](v) for k, v in points[i].items()}
+        record(i, {"point": i, **swept, **metrics})
 
     workers = min(jobs or spec.sweep.jobs or os.cpu_count() or 1, len(points))
     with _open_executor(executor, workers) as pool, \
@@ -157,6 +160,25 @@ def _yaml_text(value: Any) -> str:
     return text.removesuffix("\n...\n").strip()
 
 
+def grid_columns(grid: dict[str, list[Any]]) -> dict[str, tuple[str, Any]]:
+    """Per grid key, its column in the points table and how a value becomes a cell.
+
+    A key whose values are all quantities of one unit ("20 ns", "1.5 us") becomes
+    ``"KEY [ns]"`` holding numbers in cxlsim's internal unit, so the column sorts,
+    plots and filters as numbers; any other key keeps its values (collections as
+    YAML text).
+    """
+    columns = {}
+    for key, values in grid.items():
+        parsed = [parse_quantity(v) for v in values]
+        units = {q[1] for q in parsed if q is not None}
+        if None not in parsed and len(units) == 1:
+            columns[key] = (f"{key} [{units.pop()}]", lambda v: parse_quantity(v)[0])
+        else:
+            columns[key] = (key, _cell)
+    return columns
+
+
 def _cell(value: Any) -> Any:
     """A swept value as a table cell: scalars as they are, collections as YAML text."""
     return value if value is None or np.isscalar(value) else _yaml_text(value)
@@ -164,11 +186,12 @@ def _cell(value: Any) -> Any:
 
 def _digest(spec: ExperimentSpec) -> str:
     """Fingerprint of a point's resolved config: a saved row is reused only if it matches."""
-    text = json.dumps(spec.model_dump(mode="json"), sort_keys=True)
+    text = json.dumps([_ROW_FORMAT, spec.model_dump(mode="json")], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _stage_dir(out: Path) -> Path:
+def stage_dir(out: Path) -> Path:
+    """The sibling folder ``OUT.points/`` where a sweep's finished points wait."""
     return out.with_name(out.name + ".points")
 
 
@@ -177,9 +200,16 @@ def _point_file(stage: Path, i: int) -> Path:
 
 
 def _prepare_stage(out: Path) -> Path:
-    """``OUT.points/``, holding the rows of an earlier run (folder or interrupted run)."""
-    stage = _stage_dir(out)
+    """``OUT.points/``, holding the rows of an earlier run (folder or interrupted run).
+
+    A folder of that name that cxlsim did not make (no marker) is refused, not used.
+    """
+    stage = stage_dir(out)
+    if (stage.exists() or stage.is_symlink()) and not is_run_folder(stage):
+        raise InputError(f"{str(stage)!r} exists and was not made by cxlsim (no {MARKER} "
+                         "marker); move it away or choose another --out", key="--out")
     stage.mkdir(parents=True, exist_ok=True)
+    (stage / MARKER).touch()
     for f in (out / "points").glob("point-*.parquet"):
         if not (stage / f.name).exists():
             shutil.copy2(f, stage / f.name)
@@ -208,14 +238,21 @@ def _read_point(stage: Path, i: int, digest: str) -> dict[str, Any] | None:
     return table.to_pylist()[0]
 
 
-def _check_heatmaps(spec: ExperimentSpec, path: Path, row: dict[str, Any]) -> None:
-    """Fail at the first row, not after the last, if a heat-map metric does not exist."""
-    missing = [m for m in spec.sweep.heatmaps if m not in row]
-    if missing:
-        known = ", ".join(k for k in row if k != "point" and k not in spec.sweep.grid)
-        raise InputError(f"{', '.join(map(repr, missing))} is not a metric of kind "
-                         f"{spec.kind!r}; its metrics are {known}",
-                         location=str(path), key="sweep.heatmaps")
+def _check_heatmaps(spec: ExperimentSpec, path: Path, row: dict[str, Any],
+                    stage: Path | None) -> None:
+    """Fail at the first row, not after the last, if a heat-map metric does not exist.
+
+    Nothing is saved yet then, so the staging folder this run made is removed again.
+    """
+    metrics = set(row) - {"point"} - {c for c, _ in grid_columns(spec.sweep.grid).values()}
+    for i, m in enumerate(spec.sweep.heatmaps):
+        if m not in metrics:
+            if stage is not None and not any(stage.glob("point-*.parquet")):
+                (stage / MARKER).unlink(missing_ok=True)
+                stage.rmdir()
+            raise InputError(f"{m!r} is not a metric of kind {spec.kind!r}; its metrics "
+                             f"are {', '.join(sorted(metrics))}",
+                             location=str(path), key=f"sweep.heatmaps[{i}]")
 
 
 @contextmanager
@@ -228,7 +265,9 @@ def _open_executor(executor: str | Executor | None, jobs: int) -> Iterator[Execu
             yield None
         else:
             # spawn: safe with threads (Jupyter, tqdm) and the same on every OS
-            with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+            with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"),
+                                     initializer=_exit_with_parent,
+                                     initargs=(os.getpid(),)) as pool:
                 yield pool
     elif isinstance(executor, str) and executor.startswith("dask://") and executor[7:]:
         try:
@@ -242,11 +281,22 @@ def _open_executor(executor: str | Executor | None, jobs: int) -> Iterator[Execu
                          key="executor")
 
 
+def _exit_with_parent(parent: int, poll: float = 1.0) -> None:
+    """Worker initializer: end this worker once its parent is gone (e.g. killed by
+    SIGKILL, which gives the pool no chance to stop its workers)."""
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(poll)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="cxlsim-parent-watch", daemon=True).start()
+
+
 def _sweep_result(spec: ExperimentSpec, table: pd.DataFrame) -> RunResult:
     """Metrics (point count, min/max of each heat-map metric), the table, the figures."""
     from cxlsim.plot.heatmap import heatmap
 
-    keys = list(spec.sweep.grid)
+    keys = [column for column, _ in grid_columns(spec.sweep.grid).values()]
     for key in keys:  # a column mixing numbers and text cannot go to Parquet: text it
         if pd.api.types.infer_dtype(table[key], skipna=True) in ("mixed", "mixed-integer"):
             table[key] = table[key].astype(str)
