@@ -180,3 +180,35 @@ def test_cli_run_sweep_json(tmp_path, capsys):
        | st.text() | st.lists(st.integers(), max_size=3))
 def test_swept_values_round_trip_through_set(value):
     assert parse_assignment(f"a.b[0]={_yaml_text(value)}")[1] == value
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a zombie waiting to be reaped does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_pool_workers_exit_when_the_parent_is_killed(tmp_path):
+    import signal
+    import subprocess
+    import time
+
+    script = ("import os, time\n"
+              "from cxlsim.experiments.sweep import _open_executor\n"
+              "with _open_executor('local', 2) as pool:\n"
+              "    pids = {pool.submit(os.getpid).result() for _ in range(8)}\n"
+              "    print(*pids, flush=True)\n"
+              "    time.sleep(600)\n")
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    workers = [int(p) for p in parent.stdout.readline().split()]
+    assert workers and all(_alive(p) for p in workers)
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 60  # not a speed check: the watch polls once a second
+    while any(_alive(p) for p in workers) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(_alive(p) for p in workers)
