@@ -23,7 +23,7 @@ Conventions:
 * In a user's file or ``--set`` a unit is required, except for zero, for sizes (a
   bare integer is bytes) and for percentages (a bare number in [0, 1] is a fraction);
   Python code building a model may pass plain numbers in the internal units. Negative, NaN and infinite
-  values are always rejected.
+  values are always rejected, and so is a zero bandwidth, transfer rate or frequency.
 * The number is multiplied by the unit's factor in exact decimal arithmetic and
   rounded once, so "1.1 us" is exactly 1100.0.
 * ``format_*`` picks a readable unit. Without ``digits`` the text parses back to the
@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 import numbers
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import MAX_EMAX, MIN_EMIN, ROUND_HALF_EVEN, Context, Decimal
 from typing import Annotated, Any
 
@@ -45,10 +45,10 @@ from pydantic import BeforeValidator, PlainSerializer, ValidationInfo, WithJsonS
 __all__ = [
     "UnitError",
     "parse_time", "parse_size", "parse_bandwidth", "parse_rate", "parse_frequency",
-    "parse_percent", "parse_quantity",
+    "parse_percent", "parse_quantity", "parse_delivered_bandwidth",
     "format_time", "format_size", "format_bandwidth", "format_rate", "format_frequency",
     "format_percent",
-    "Time", "Size", "Bandwidth", "Rate", "Frequency", "Percent",
+    "Time", "Size", "Bandwidth", "DeliveredBandwidth", "Rate", "Frequency", "Percent",
 ]
 
 
@@ -70,6 +70,7 @@ class _Kind:
     maximum: Decimal | None = None
     over_max: dict[str, str] = field(default_factory=dict)  # unit -> reason above maximum
     hints: dict[str, str] = field(default_factory=dict)     # unit -> reason it is rejected
+    positive: bool = False           # zero is meaningless (a rate that never delivers)
 
 
 _DEC = {"": 1, "k": 10**3, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
@@ -95,19 +96,22 @@ _BANDWIDTH = _Kind(
     "a bandwidth", ("64 GB/s", "25 Gb/s"),
     {**{p + "B/s": Decimal(f) for p, f in (_DEC | _BIN).items()},
      **{p + b: Decimal(f) * _BIT for p, f in _DEC.items() for b in ("b/s", "bps")}},
-    ("B/s", "KB/s", "MB/s", "GB/s", "TB/s"), "B/s",
+    ("B/s", "KB/s", "MB/s", "GB/s", "TB/s"), "B/s", positive=True,
     hints={p + "Bps": f"ambiguous unit '{p}Bps': write '{p}B/s' for bytes or '{p}b/s' "
                       "for bits per second" for p in _DEC})
+
+# A measured, delivered bandwidth (a loaded-latency curve's idle point) may be zero.
+_DELIVERED = replace(_BANDWIDTH, positive=False)
 
 _RATE = _Kind(
     "a transfer rate", ("32 GT/s", "6400 MT/s"),
     {"T/s": Decimal(1), "MT/s": Decimal(10**6), "GT/s": Decimal(10**9)},
-    ("T/s", "MT/s", "GT/s"), "T/s")
+    ("T/s", "MT/s", "GT/s"), "T/s", positive=True)
 
 _FREQUENCY = _Kind(
     "a frequency", ("2.35 GHz", "800 MHz"),
     {"Hz": Decimal(1), "kHz": Decimal(10**3), "MHz": Decimal(10**6), "GHz": Decimal(10**9)},
-    ("Hz", "kHz", "MHz", "GHz"), "Hz")
+    ("Hz", "kHz", "MHz", "GHz"), "Hz", positive=True)
 
 _PERCENT = _Kind(
     "a percentage", ("50 %", "0.5"),
@@ -172,6 +176,8 @@ def _parse(kind: _Kind, value: Any) -> float | int:
         raise fail("not a finite number")
     if num < 0:
         raise fail("must not be negative")
+    if num == 0 and kind.positive:
+        raise fail("must be greater than zero")
     if unit not in kind.units:
         if unit:
             raise fail(_suggest(kind, unit))
@@ -243,6 +249,11 @@ def parse_size(value: Any) -> int:
 def parse_bandwidth(value: Any) -> float:
     """Bytes per second from '64 GB/s', '16 GiB/s', or bits: '25 Gb/s', '100 Mbps'."""
     return _parse(_BANDWIDTH, value)
+
+
+def parse_delivered_bandwidth(value: Any) -> float:
+    """As :func:`parse_bandwidth`, but zero is allowed: a measured delivered bandwidth."""
+    return _parse(_DELIVERED, value)
 
 
 def parse_rate(value: Any) -> float:
@@ -356,6 +367,8 @@ Size = Annotated[int, _validator(parse_size, _SIZE), _as_text(format_size),
                  _schema(_SIZE, "integer")]
 Bandwidth = Annotated[float, _validator(parse_bandwidth, _BANDWIDTH), _as_text(format_bandwidth),
                       _schema(_BANDWIDTH, "number")]
+DeliveredBandwidth = Annotated[float, _validator(parse_delivered_bandwidth, _DELIVERED),
+                               _as_text(format_bandwidth), _schema(_DELIVERED, "number")]
 Rate = Annotated[float, _validator(parse_rate, _RATE), _as_text(format_rate),
                  _schema(_RATE, "number")]
 Frequency = Annotated[float, _validator(parse_frequency, _FREQUENCY), _as_text(format_frequency),

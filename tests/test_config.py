@@ -16,6 +16,7 @@ from conftest import EXPERIMENTS, SWITCH_POOL, TOPOLOGIES, line_of
 from cxlsim.config import (Document, apply_overrides, dump_yaml, expand_presets, find_preset,
                            load_document, load_file, parse_assignment, parse_yaml,
                            validate_document)
+from cxlsim.config.source import parse_toml
 from cxlsim.errors import InputError, Location
 from cxlsim.experiments import load_experiment
 from cxlsim.topology import TopologySpec, load_topology
@@ -286,7 +287,7 @@ name: mini
 nodes:
   - {name: host0, type: host}
   - {name: rp0, type: root_port, host: host0}
-  - {name: cxl0, type: cxl_device, cxl_type: 3}
+  - {name: cxl0, type: cxl_device, cxl_type: 3, capacity: 1 GiB, media_latency: 80 ns}
 links:
   - {from: rp0, to: cxl0, preset: PRESET EXTRA}
 """
@@ -615,13 +616,57 @@ def test_dump_writes_units_and_aliases():
     assert data["nodes"][2]["port_bandwidth"] is None  # null is kept: it may override a default
 
 
-@given(lat=st.floats(0, 1e12, allow_nan=False), bw=st.floats(0, 1e15, allow_nan=False),
-       cap=st.integers(0, 2**60))
+@given(lat=st.floats(0, 1e12, allow_nan=False), bw=st.floats(1e-3, 1e15, allow_nan=False),
+       cap=st.integers(1, 2**60))
 def test_dump_round_trip_property(lat, bw, cap):
     data = {"name": "t", "nodes": [
         {"name": "h", "type": "host"},
         {"name": "sw", "type": "switch", "ports": 2, "hop_latency": f"{lat!r} ns",
          "port_bandwidth": f"{bw!r} B/s"},
-        {"name": "c", "type": "cxl_device", "cxl_type": 3, "capacity": cap}]}
+        {"name": "c", "type": "cxl_device", "cxl_type": 3, "capacity": cap,
+         "media_latency": f"{lat!r} ns" if lat else "1 ns"}]}
     spec = TopologySpec.model_validate(data)
     assert validate_document(TopologySpec, parse_yaml(dump_yaml(spec), "d.yaml")) == spec
+
+
+def _laughs(levels: int) -> str:
+    """A YAML "billion laughs": each level lists ten aliases of the one before."""
+    names = [chr(ord("a") + i) for i in range(levels + 1)]
+    text = f"{names[0]}: &{names[0]} [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"
+    for prev, name in zip(names, names[1:]):
+        text += f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 10) + "]\n"
+    return text
+
+
+def test_alias_expansion_is_capped():
+    with pytest.raises(InputError) as err:
+        parse_yaml(_laughs(8), "lol.yaml")  # 10^9 values if built
+    assert "expands to more than 200,000 values (through aliases?); refusing to build it" \
+        in str(err.value)
+    assert str(err.value).startswith("lol.yaml:")
+    assert parse_yaml(_laughs(3), "ok.yaml").data["d"][0][0][0] == ["lol"] * 10  # 10^4: fine
+
+
+def test_merge_expansion_is_capped():
+    text = "a: &a {" + ", ".join(f"k{i}: {i}" for i in range(10)) + "}\n"
+    for prev, name in zip("abcdefgh", "bcdefghi"):
+        text += f"{name}: &{name} {{<<: [" + ", ".join([f"*{prev}"] * 10) + "]}\n"
+    with pytest.raises(InputError, match=r"merges \(<<\) expand to more than 200,000 keys"):
+        parse_yaml(text, "merge.yaml")
+
+
+@pytest.mark.parametrize("text, where", [
+    ("x: " + "[" * 5000 + "]" * 5000, "deep.yaml:1:67"),
+    ("x:\n" + "".join("  " * i + f"k{i}:\n" for i in range(1, 80)) + "  " * 80 + "v: 1\n",
+     "deep.yaml:65:"),
+])
+def test_deep_nesting_is_refused(text, where):
+    with pytest.raises(InputError) as err:
+        parse_yaml(text, "deep.yaml")
+    assert str(err.value).startswith(where)
+    assert "nested too deeply (at most 64 levels)" in str(err.value)
+
+
+def test_deep_toml_is_refused():
+    with pytest.raises(InputError, match=r"deep\.toml: nested too deeply"):
+        parse_toml("x = " + "[" * 5000 + "]" * 5000, "deep.toml")

@@ -70,8 +70,8 @@ nodes:
   - {name: host0, type: host}
   - {name: rp0, type: root_port, host: host0, latency: 64 ns}
   - {name: sw0, type: switch, ports: 4, hop_latency: 90 ns}
-  - {name: cxl0, type: cxl_device, cxl_type: 3}
-  - {name: cxl1, type: cxl_device, cxl_type: 3}
+  - {name: cxl0, type: cxl_device, cxl_type: 3, capacity: 1 GiB, media_latency: 80 ns}
+  - {name: cxl1, type: cxl_device, cxl_type: 3, capacity: 1 GiB, media_latency: 80 ns}
 links:
   - {from: rp0, to: sw0.up, generation: 5, width: 16}
   - {from: sw0.dp0, to: cxl0, generation: 5, width: 8}
@@ -80,6 +80,14 @@ links:
 
 # (case, replace this, by this, key, the line is the one containing, message fragment)
 BAD = [
+    ("zero port bandwidth", "hop_latency: 90 ns", "hop_latency: 90 ns, port_bandwidth: 0 GB/s",
+     "nodes[2].port_bandwidth", "0 GB/s", "found '0 GB/s' (must be greater than zero)"),
+    ("type 3 without memory", "cxl_type: 3, capacity: 1 GiB, media_latency: 80 ns}",
+     "cxl_type: 3}", "nodes[3]", "name: cxl0", "a CXL Type 3 device has memory: give its "
+     "capacity and controller_latency/media_latency, or a preset such as "
+     "'devices/cxl-type3-expander'"),
+    ("huge capacity", "capacity: 1 GiB,", "capacity: 1e400 GiB,", "nodes[3].capacity",
+     "1e400", "found '1e400 GiB' (too large)"),
     ("misspelt key", "hop_latency: 90 ns", "hop_latncy: 90 ns", "nodes[2].hop_latncy",
      "hop_latncy", "unknown key 'hop_latncy'; did you mean 'hop_latency'?"),
     ("link to a missing node", "to: cxl1,", "to: cxl9,", "links[2].to", "cxl9",
@@ -96,12 +104,12 @@ BAD = [
      "port cxl0.0 is already used by links[1]"),
     ("zero width", "width: 16", "width: 0", "links[0].width", "width: 0",
      "expected 1, 2, 4, 8 or 16; found 0"),
-    ("duplicate node name", "{name: cxl1, type: cxl_device, cxl_type: 3}",
-     "{name: cxl0, type: cxl_device, cxl_type: 2}", "nodes[4].name", "cxl_type: 2",
+    ("duplicate node name", "{name: cxl1, type: cxl_device, cxl_type: 3, capacity: 1 GiB, media_latency: 80 ns}",
+     "{name: cxl0, type: cxl_device, cxl_type: 2, capacity: 1 GiB, media_latency: 80 ns}", "nodes[4].name", "cxl_type: 2",
      "duplicate node name 'cxl0'"),
-    ("unreachable device", "  - {name: cxl1, type: cxl_device, cxl_type: 3}\n",
-     "  - {name: cxl1, type: cxl_device, cxl_type: 3}\n"
-     "  - {name: cxl2, type: cxl_device, cxl_type: 3}\n", "nodes[5].name", "cxl2",
+    ("unreachable device", "  - {name: cxl1, type: cxl_device, cxl_type: 3, capacity: 1 GiB, media_latency: 80 ns}\n",
+     "  - {name: cxl1, type: cxl_device, cxl_type: 3, capacity: 1 GiB, media_latency: 80 ns}\n"
+     "  - {name: cxl2, type: cxl_device, cxl_type: 3, capacity: 1 GiB, media_latency: 80 ns}\n", "nodes[5].name", "cxl2",
      "cxl_device 'cxl2' cannot be reached from any host"),
     ("root port of a non-host", "host: host0", "host: sw0", "nodes[1].host", "host: sw0",
      "'sw0' is not a host node of this topology"),
@@ -114,11 +122,11 @@ BAD = [
     ("two links between the same nodes", "{from: sw0.dp1, to: cxl1",
      "{from: sw0.dp1, to: rp0.x", "links[2]", "rp0.x",
      "'sw0' and 'rp0' are already joined by another link"),
-    ("link to a dram node", "{name: cxl1, type: cxl_device, cxl_type: 3}",
+    ("link to a dram node", "{name: cxl1, type: cxl_device, cxl_type: 3, capacity: 1 GiB, media_latency: 80 ns}",
      "{name: cxl1, type: dram, attached_to: host0}", "links[2].to", "to: cxl1",
      "'cxl1' is a dram node; memory is joined by 'attached_to', not by links"),
-    ("dram of a missing node", "  - {name: cxl1, type: cxl_device, cxl_type: 3}\n",
-     "  - {name: cxl1, type: cxl_device, cxl_type: 3}\n"
+    ("dram of a missing node", "  - {name: cxl1, type: cxl_device, cxl_type: 3, capacity: 1 GiB, media_latency: 80 ns}\n",
+     "  - {name: cxl1, type: cxl_device, cxl_type: 3, capacity: 1 GiB, media_latency: 80 ns}\n"
      "  - {name: mem0, type: dram, attached_to: nobody}\n", "nodes[5].attached_to", "nobody",
      "'nobody' is not a host or cxl_device or accelerator or pcie_device node"),
     ("malformed endpoint", "to: sw0.up", "to: sw0.", "links[0].to", "to: sw0.,",
@@ -147,7 +155,7 @@ def test_bad_topology_names_file_line_and_key(write, case, old, new, key, needle
     assert fragment in err.message
     assert str(err).startswith(f"{path}:{line}:")
     assert f": {key}: " in str(err)
-    assert "\n" not in str(err)
+    assert "\n" not in err.headline()
 
 
 def test_misspelt_required_key_suggests_the_right_one(write):
@@ -167,7 +175,7 @@ def test_misspelt_required_key_is_still_reported_on_its_line(write):
 
 
 def test_topology_needs_a_host(write):
-    path = write("t.yaml", "name: t\nnodes:\n  - {name: c, type: cxl_device, cxl_type: 3}\n")
+    path = write("t.yaml", "name: t\nnodes:\n  - {name: c, type: cxl_device, cxl_type: 3, capacity: 1 GiB, media_latency: 80 ns}\n")
     with pytest.raises(InputError) as info:
         load_topology(path)
     assert str(info.value) == (f"{path}:3:3: nodes: a topology needs at least one node of "
@@ -243,7 +251,7 @@ def tree_topologies(draw):
         else:
             name = f"dev{j}"
             nodes.append(draw(st.sampled_from([
-                {"name": name, "type": "cxl_device", "cxl_type": 3},
+                {"name": name, "type": "cxl_device", "cxl_type": 3, "capacity": "1 GiB", "media_latency": "80 ns"},
                 {"name": name, "type": "accelerator", "kind": "gpu"},
                 {"name": name, "type": "pcie_device"}])))
             expected[name] = (lat_before + link_lat, min(bw_before, link_bw))
@@ -280,7 +288,7 @@ def test_chain_of_switches(hops, rp_latency):
              {"name": "rp", "type": "root_port", "host": "h", "latency": f"{rp_latency} ns"}]
     nodes += [{"name": n, "type": "switch", "ports": 2, "hop_latency": f"{hops[i][1]} ns"}
               for i, n in enumerate(names)]
-    nodes.append({"name": "dev", "type": "cxl_device", "cxl_type": 3})
+    nodes.append({"name": "dev", "type": "cxl_device", "cxl_type": 3, "capacity": "1 GiB", "media_latency": "80 ns"})
     ends = ["rp", *names, "dev"]
     links = [{"from": a, "to": b, "generation": 5, "width": w, "latency": f"{lat} ns"}
              for (a, b), (lat, _, w) in zip(zip(ends, ends[1:]), hops)]
@@ -291,3 +299,30 @@ def test_chain_of_switches(hops, rp_latency):
     assert route.latency == pytest.approx(
         rp_latency + sum(lat for lat, _, _ in hops) + sum(h for _, h, _ in hops[:-1]))
     assert route.bandwidth == pytest.approx(min(w for _, _, w in hops) * GEN5_LANE)
+
+
+def test_a_loop_of_switches_is_refused(write):
+    path = write("loop.yaml", BASE.replace("ports: 4,", "ports: 6,").replace(
+        "  - {name: cxl0,", "  - {name: sw1, type: switch, ports: 4}\n"
+                            "  - {name: sw2, type: switch, ports: 4}\n  - {name: cxl0,") + (
+        "  - {from: sw0.dp2, to: sw1.up, generation: 5, width: 8}\n"
+        "  - {from: sw1.dp0, to: sw2.up, generation: 5, width: 8}\n"
+        "  - {from: sw2.dp0, to: sw0.dp3, generation: 5, width: 8}\n"))
+    with pytest.raises(InputError) as info:
+        load_topology(path)
+    assert str(info.value) == (
+        f"{path}:{line_of(path, 'from: sw2.dp0')}:5: links[5]: this link closes a loop "
+        "(sw2 -- sw1 -- sw0 -- sw2); a PCIe/CXL hierarchy is a tree")
+
+
+def test_every_graph_problem_is_shown(write):
+    path = write("two.yaml", BASE.replace("to: cxl1,", "to: cxl9,").replace(
+        "from: sw0.dp0", "from: sw0.dpX, to: rp0, generation: 5, width: 8}\n"
+                         "  - {from: sw0.dp0"))
+    with pytest.raises(InputError) as info:
+        load_topology(path)
+    lines = str(info.value).splitlines()
+    assert lines[0].endswith("links[1].to: port rp0.0 is already used by links[0]")
+    assert lines[1].startswith("  also: ") and lines[1].endswith(
+        "links[3].to: link to unknown node 'cxl9'; known nodes: cxl0, cxl1, host0, rp0, sw0")
+    assert len(lines) == 2

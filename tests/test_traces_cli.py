@@ -87,6 +87,15 @@ def test_skip_bad_reports(tmp_path, capsys):
      "unit 'K': write 'KB' for 10^3 steps or 'KiB' for 2^10 steps)"),
     (["trace", "gen", "kv", "--n", "10", "--param", "workload=G", "o.arrow"],
      "--param workload=G: expected one of A, B, C, D, E, F; found 'G'"),
+    (["trace", "info", "x.arrow", "--page-size", "3KB"],
+     "--page-size: expected a power of two of at least 64 B, such as 4 KiB or 2 MiB; "
+     "found '3KB'"),
+    (["trace", "gen", "uniform", "--n", "10", "o.csv"],
+     "o.csv: a native trace is an Arrow file: name it *.arrow (for another format, convert "
+     "it: cxlsim trace convert IN.arrow OUT --from native --to FORMAT)"),
+    (["trace", "convert", "in.csv", "o.txt", "--from", "csv"],
+     "o.txt: a native trace is an Arrow file: name it *.arrow (for another format, convert "
+     "it: cxlsim trace convert IN.arrow OUT --from native --to FORMAT)"),
 ])
 def test_errors_are_one_line(tmp_path, capsys, monkeypatch, argv, message):
     monkeypatch.chdir(tmp_path)
@@ -94,11 +103,48 @@ def test_errors_are_one_line(tmp_path, capsys, monkeypatch, argv, message):
     assert capsys.readouterr().err == f"cxlsim: error: {message}\n"
 
 
-def test_bad_record_count(capsys):
+@pytest.mark.parametrize("argv, message", [
+    (["--n", "ten"], "argument --n: expected a whole number of records; found 'ten'"),
+    (["--n", "10", "--seed", "-1"], "argument --seed: expected a whole number 0 or more; "
+                                    "found '-1'"),
+    (["--n", "10", "--seed", "1.5"], "argument --seed: expected a whole number 0 or more; "
+                                     "found '1.5'"),
+])
+def test_bad_gen_arguments(capsys, argv, message):
     with pytest.raises(SystemExit) as exit_:
-        main(["trace", "gen", "uniform", "--n", "ten", "o.arrow"])
+        main(["trace", "gen", "uniform", *argv, "o.arrow"])
     assert exit_.value.code == 2
-    assert "expected a whole number of records; found 'ten'" in capsys.readouterr().err
+    assert message in capsys.readouterr().err
+
+
+def test_an_existing_output_is_kept_unless_forced(tmp_path, capsys):
+    out = tmp_path / "t.arrow"
+    out.write_text("my notes")
+    assert main(["trace", "gen", "uniform", "--n", "10", str(out)]) == 2
+    assert capsys.readouterr().err == (f"cxlsim: error: {out}: exists; cxlsim does not replace "
+                                       "a file unless --force is given\n")
+    assert out.read_text() == "my notes"
+    csv = tmp_path / "t.csv"
+    csv.write_text("keep")
+    assert main(["trace", "convert", str(out), str(csv), "--from", "native", "--to", "csv"]) == 2
+    assert csv.read_text() == "keep"
+    assert main(["trace", "gen", "uniform", "--n", "10", str(out), "--force"]) == 0
+    assert open_trace(out).count == 10
+
+
+@pytest.mark.parametrize("line, message", [
+    ("1,0x2000,X,64,0", "expected op to be R or W (it is 'X')"),
+    ("1,0x2000,R,64", "expected 5 comma-separated values (time,addr,op,size,thread), not 4"),
+    ("1,0x2000,R,6z4,0", "expected size to be a whole number from 0 to 4,294,967,295, "
+                         "decimal or 0x-hex (it is '6z4')"),
+    ("1,0x2000,R,64,-1", "expected thread to be a whole number from 0 to 4,294,967,295, "
+                         "decimal or 0x-hex (it is '-1')"),
+])
+def test_a_bad_csv_line_says_which_value_is_wrong(tmp_path, capsys, line, message):
+    src = tmp_path / "in.csv"
+    src.write_text(f"time,addr,op,size,thread\n0,0x1000,R,64,0\n{line}\n")
+    assert main(["trace", "convert", str(src), str(tmp_path / "o.arrow"), "--from", "csv"]) == 2
+    assert capsys.readouterr().err == f"cxlsim: error: {src}:3: {message}; found {line!r}\n"
 
 
 def test_list_names_every_format_and_generator(capsys):

@@ -26,6 +26,11 @@ KeyPath = tuple[str | int, ...]
 YAML_SUFFIXES = (".yaml", ".yml")
 TOML_SUFFIXES = (".toml",)
 
+# Far above any real topology or experiment, far below what exhausts memory: a file
+# nesting deeper, or expanding (through aliases) to more values, is refused.
+MAX_DEPTH = 64
+MAX_VALUES = 200_000
+
 
 @dataclass
 class Document:
@@ -103,6 +108,9 @@ def parse_toml(text: str, source: str) -> Document:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"invalid TOML: {exc}", location=source) from None
+    except RecursionError:
+        raise InputError(f"nested too deeply (at most {MAX_DEPTH} levels)",
+                         location=source) from None
     return Document(data, source, {(): Location(source)})
 
 
@@ -110,11 +118,12 @@ def parse_yaml(text: str, source: str) -> Document:
     """Parse one YAML document, recording the line and column of every key and item."""
     loader = yaml.SafeLoader(text)
     try:
+        _check_depth(text, source)
         node = loader.get_single_node()
         if node is None:
             return Document({}, source, {(): Location(source)})
         locations: dict[KeyPath, Location] = {}
-        data = _construct(loader, node, (), source, locations)
+        data = _construct(loader, node, (), source, locations, _Budget())
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         line = mark.line + 1 if mark else None
@@ -129,6 +138,36 @@ def parse_yaml(text: str, source: str) -> Document:
     return Document(data, source, locations)
 
 
+def _check_depth(text: str, source: str) -> None:
+    """Refuse nesting deeper than :data:`MAX_DEPTH` before building anything (the YAML
+    composer recurses once per level)."""
+    depth = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise InputError(f"nested too deeply (at most {MAX_DEPTH} levels)",
+                                 location=Location(source, event.start_mark.line + 1,
+                                                   event.start_mark.column + 1))
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+
+
+class _Budget:
+    """Counts the values built from a file; aliases can multiply them without bound
+    ("billion laughs"), so building stops at :data:`MAX_VALUES`."""
+
+    def __init__(self) -> None:
+        self.left = MAX_VALUES
+
+    def spend(self, node: yaml.Node, source: str, path: KeyPath) -> None:
+        self.left -= 1
+        if self.left < 0:
+            raise InputError(f"expands to more than {MAX_VALUES:,} values (through aliases?); "
+                             "refusing to build it", location=_mark(node, source),
+                             key=format_path(path) or None)
+
+
 def _mark(node: yaml.Node, source: str) -> Location:
     return Location(source, node.start_mark.line + 1, node.start_mark.column + 1)
 
@@ -138,13 +177,15 @@ VALUE_TAG = "tag:yaml.org,2002:value"
 
 
 def _construct(loader: yaml.SafeLoader, node: yaml.Node, path: KeyPath, source: str,
-               locations: dict[KeyPath, Location], active: frozenset[int] = frozenset()) -> Any:
+               locations: dict[KeyPath, Location], budget: _Budget,
+               active: frozenset[int] = frozenset()) -> Any:
     """Build plain data from a YAML node.
 
     Rejects duplicate keys (YAML keeps the last), keys that are not text, and aliases
     that refer to a node containing them. Keys merged in with ``<<`` may be overridden
     by keys written in the mapping itself, as YAML specifies.
     """
+    budget.spend(node, source, path)
     locations.setdefault(path, _mark(node, source))
     if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)):
         if id(node) in active:
@@ -164,12 +205,23 @@ def _construct(loader: yaml.SafeLoader, node: yaml.Node, path: KeyPath, source: 
             if local:
                 local_keys.add(key)
             locations[path + (key,)] = _mark(value_node, source)
-            out[key] = _construct(loader, value_node, path + (key,), source, locations, active)
+            out[key] = _construct(loader, value_node, path + (key,), source, locations, budget,
+                                  active)
         return out
     if isinstance(node, yaml.SequenceNode):
-        return [_construct(loader, item, path + (i,), source, locations, active)
+        return [_construct(loader, item, path + (i,), source, locations, budget, active)
                 for i, item in enumerate(node.value)]
-    return loader.construct_object(node, deep=True)
+    return _scalar(loader, node, path, source)
+
+
+def _scalar(loader: yaml.SafeLoader, node: yaml.Node, path: KeyPath, source: str) -> Any:
+    """A scalar's value; an explicit tag it cannot have (``!!int abc``) is an error."""
+    try:
+        return loader.construct_object(node, deep=True)
+    except (ValueError, TypeError, IndexError, OverflowError):
+        tag = node.tag.rsplit(":", 1)[-1]
+        raise InputError(f"invalid YAML: {node.value!r} cannot be read as !!{tag}",
+                         location=_mark(node, source), key=format_path(path) or None) from None
 
 
 def _flatten(node: yaml.MappingNode, path: KeyPath, source: str, active: frozenset[int]
@@ -200,6 +252,10 @@ def _flatten(node: yaml.MappingNode, path: KeyPath, source: str, active: frozens
                              location=_mark(value_node, source), key=format_path(path) or None)
         for sub in reversed(subs):
             merged.extend((k, v, False) for k, v, _ in _flatten(sub, path, source, active))
+            if len(merged) > MAX_VALUES:
+                raise InputError(f"merges (<<) expand to more than {MAX_VALUES:,} keys; "
+                                 "refusing to build it", location=_mark(node, source),
+                                 key=format_path(path) or None)
     return merged + own
 
 
@@ -207,7 +263,7 @@ def _key(loader: yaml.SafeLoader, key_node: yaml.Node, path: KeyPath, source: st
     """The text of a mapping key; keys that YAML reads as anything else are an error."""
     if isinstance(key_node, yaml.ScalarNode) and key_node.tag == VALUE_TAG:
         return str(key_node.value)
-    key = (loader.construct_object(key_node, deep=True)
+    key = (_scalar(loader, key_node, path, source)
            if isinstance(key_node, yaml.ScalarNode) else None)
     if isinstance(key, str):
         return key

@@ -24,7 +24,7 @@ def load_experiment(path: str | Path, overrides: list[str] | tuple[str, ...] = (
     doc = apply_overrides(doc, overrides)
     kinds = experiment_kinds()
     kind = doc.data.get("kind")
-    if kind not in kinds:
+    if not isinstance(kind, str) or kind not in kinds:
         found = "missing" if kind is None else f"found {kind!r}"
         raise InputError(f"expected 'kind' to be one of {', '.join(sorted(kinds))}; {found}",
                          location=doc.locate(("kind",)), key="kind")
@@ -35,9 +35,14 @@ def load_experiment(path: str | Path, overrides: list[str] | tuple[str, ...] = (
         except InputError as exc:
             # The graph checker names key paths inside the topology; name them as the
             # experiment file (and --set) does, under ``topology``.
-            key = f"topology.{exc.key}" if exc.key else "topology"
-            raise InputError(exc.message, location=exc.location, key=key) from None
+            first, *more = (_under_topology(e) for e in (exc, *exc.also))
+            raise first.with_also(more) from None
     return spec
+
+
+def _under_topology(exc: InputError) -> InputError:
+    key = f"topology.{exc.key}" if exc.key else "topology"
+    return InputError(exc.message, location=exc.location, key=key)
 
 
 def _include_topology(doc: Document, path: Path) -> Document:

@@ -8,9 +8,10 @@ validates the rest of the file against that subclass.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
-from pydantic import Field, field_validator
+from pydantic import AfterValidator, Field, ValidationInfo, field_validator
 
 from cxlsim.config.base import StrictModel
 from cxlsim.topology.schema import TopologySpec
@@ -57,6 +58,37 @@ class ExperimentSpec(StrictModel):
     def run(self, progress: bool = False, point: int = 0) -> RunResult:
         """Run one point of the experiment; ``point`` selects the sweep point's RNG stream."""
         raise NotImplementedError
+
+
+def _topology_node(topology: TopologySpec | None, name: str, what: str,
+                  accept: Callable[[Any], bool]) -> str:
+    """For field validators: ``name`` if it is a node of ``topology`` that ``accept``s,
+    else a ValueError naming ``what`` was expected and the nodes that would do."""
+    if topology is None:  # the topology itself failed validation; that error is reported
+        return name
+    fits = [n.name for n in topology.nodes if accept(n)]
+    if name not in fits:
+        known = "is not a node of the topology" if name not in {
+            n.name for n in topology.nodes} else "is not " + what
+        raise ValueError(f"{name!r} {known}; expected {what}: "
+                         f"{', '.join(map(repr, fits)) or 'the topology has none'}")
+    return name
+
+
+def _node_validator(what: str, accept: Callable[[Any], bool]) -> AfterValidator:
+    def check(name: str, info: ValidationInfo) -> str:
+        return _topology_node(info.data.get("topology"), name, what, accept)
+    return AfterValidator(check)
+
+
+#: Field types naming a node of the experiment's ``topology`` (declared before them);
+#: give the field ``validate_default=True`` so a default name is checked too.
+HostName = Annotated[str, _node_validator("a host", lambda n: n.type == "host")]
+MemoryDeviceName = Annotated[str, _node_validator(
+    "a CXL device with memory (Type 2 or 3)",
+    lambda n: n.type == "cxl_device" and n.cxl_type in (2, 3))]
+Type2DeviceName = Annotated[str, _node_validator(
+    "a CXL Type 2 device with memory", lambda n: n.type == "cxl_device" and n.cxl_type == 2)]
 
 
 def register(kind: str):

@@ -37,7 +37,7 @@ from cxlsim.config import StrictModel, expand_presets, load_file, validate_docum
 from cxlsim.config.source import Document, TOML_SUFFIXES, YAML_SUFFIXES
 from cxlsim.errors import InputError, Location
 from cxlsim.memory.loaded import Curve, CurveTarget, monotone_problem
-from cxlsim.units import Bandwidth, Time, format_bandwidth, format_time
+from cxlsim.units import DeliveredBandwidth, Time, format_bandwidth, format_time
 
 #: The CSV form's columns.
 CSV_COLUMNS = ("read_fraction", "bandwidth_GBps", "latency_ns")
@@ -48,7 +48,7 @@ class CurveSpec(StrictModel):
 
     read_fraction: float = Field(gt=0, le=1, description="fraction of the bytes moved that are "
                                                          "read (1: all reads)")
-    points: list[tuple[Bandwidth, Time]] = Field(
+    points: list[tuple[DeliveredBandwidth, Time]] = Field(
         min_length=2, description="(total bandwidth, mean read latency), bandwidth increasing")
 
     @field_validator("points")

@@ -45,9 +45,10 @@ class NodeParams(Params):
     cpus: int = Field(0, ge=0, description="CPUs on the node (0: a CPU-less node, e.g. CXL "
                                            "memory)")
     memory: Size = Field(description="memory capacity in bytes (0: a memory-less node)")
-    bandwidth: Bandwidth = Field(0.0, description="memory bandwidth in B/s, the lower of read "
-                                                  "and write (0: not known); sets the auto "
-                                                  "weighted-interleave weights")
+    bandwidth: Bandwidth | None = Field(None, description="memory bandwidth in B/s, the lower "
+                                                         "of read and write (none: not known); "
+                                                         "sets the auto weighted-interleave "
+                                                         "weights")
 
 
 class NumaParams(Params):
@@ -154,7 +155,7 @@ class Numa:
         else:
             self.distance = np.array(params.distances, dtype=np.int64)
         if params.interleave_weights is None:
-            self.interleave_weights = auto_weights([node.bandwidth for node in params.nodes],
+            self.interleave_weights = auto_weights([node.bandwidth or 0.0 for node in params.nodes],
                                                    self.capacity > 0)
         else:
             self.interleave_weights = np.array(params.interleave_weights, dtype=np.int64)

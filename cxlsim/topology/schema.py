@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Union
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from cxlsim.config.base import StrictModel
 from cxlsim.devices.memory import MemoryBackendParams
@@ -62,6 +62,17 @@ class CxlDeviceSpec(_Node, MemoryBackendParams):
     type: Literal["cxl_device"] = "cxl_device"
     cxl_type: Literal[1, 2, 3] = Field(description="CXL device type")
     capacity: Size = Field(0, description="device-attached memory")
+
+    @model_validator(mode="after")
+    def _memory_described(self) -> CxlDeviceSpec:
+        """A Type 2/3 device has memory: zero capacity or zero access time is a
+        forgotten preset, not a device (it would answer a read in a few ns)."""
+        if self.cxl_type in (2, 3) and (
+                self.capacity == 0 or self.controller_latency + self.media_latency == 0):
+            raise ValueError(f"a CXL Type {self.cxl_type} device has memory: give its "
+                             "capacity and controller_latency/media_latency, or a preset "
+                             "such as 'devices/cxl-type3-expander'")
+        return self
 
 
 class AcceleratorSpec(_Node):

@@ -45,6 +45,7 @@ def add_trace_commands(sub: argparse._SubParsersAction) -> None:
                                                    "(repeatable)")
     convert.add_argument("--skip-bad", action="store_true",
                          help="skip malformed lines or records, count and report them")
+    _add_force(convert)
     convert.set_defaults(handler=_cmd_convert)
 
     gen = actions.add_parser("gen", help="write a seeded synthetic trace",
@@ -53,15 +54,45 @@ def add_trace_commands(sub: argparse._SubParsersAction) -> None:
     gen.add_argument("kind", metavar="KIND")
     gen.add_argument("--n", required=True, type=_count, metavar="N",
                      help="number of records, e.g. 1000000 or 1e6")
-    gen.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default 0)")
+    gen.add_argument("--seed", type=_seed, default=0, metavar="S",
+                     help="seed, a whole number 0 or more (default 0)")
     gen.add_argument("--param", dest="params", action="append", default=[],
                      metavar="KEY=VALUE", help="generator parameter, e.g. theta=0.9 "
                                                "(repeatable)")
-    gen.add_argument("out", metavar="OUT")
+    gen.add_argument("out", metavar="OUT", help="native trace to write (.arrow)")
+    _add_force(gen)
     gen.set_defaults(handler=_cmd_gen)
 
     lst = actions.add_parser("list", help="formats and generators with their parameters")
     lst.set_defaults(handler=_cmd_list)
+
+
+def _add_force(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--force", action="store_true",
+                        help="replace OUT if it exists (by default an existing file is kept)")
+
+
+def _seed(text: str) -> int:
+    """A seed: a whole number, 0 or more (numpy's seeding takes no negatives)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number 0 or more; found {text!r}")
+    return value
+
+
+def _new_output(out: str, force: bool, native: bool) -> None:
+    """Refuse, before any work, to overwrite a file unasked or to give a native
+    trace another format's name."""
+    if native and Path(out).suffix.lower() != ".arrow":
+        raise InputError("a native trace is an Arrow file: name it *.arrow (for another "
+                         "format, convert it: cxlsim trace convert IN.arrow OUT --from native "
+                         "--to FORMAT)", location=out)
+    if Path(out).exists() and not force:
+        raise InputError("exists; cxlsim does not replace a file unless --force is given",
+                         location=out)
 
 
 def _count(text: str) -> int:
@@ -83,8 +114,9 @@ def _cmd_info(args: argparse.Namespace) -> int:
         page = parse_size(args.page_size)
     except UnitError as exc:
         raise InputError(str(exc), location="--page-size") from None
-    if page < 1:
-        raise InputError("expected a page size of at least 1 B", location="--page-size")
+    if page < 64 or page & (page - 1):
+        raise InputError(f"expected a power of two of at least 64 B, such as 4 KiB or 2 MiB; "
+                         f"found {args.page_size!r}", location="--page-size")
     info = trace_info(args.file, page)
     if args.json:
         print(json.dumps(info.to_dict(), indent=1))
@@ -145,6 +177,7 @@ def _cmd_convert(args: argparse.Namespace) -> int:
 
     if args.source == NATIVE and args.target == NATIVE:
         raise InputError("IN and OUT are both native: nothing to convert", location="--to")
+    _new_output(args.output, args.force, native=args.target == NATIVE)
     if args.target == NATIVE:
         report = import_trace(args.input, args.output, args.source, args.options,
                               args.skip_bad)
@@ -172,6 +205,7 @@ def _cmd_convert(args: argparse.Namespace) -> int:
 def _cmd_gen(args: argparse.Namespace) -> int:
     from cxlsim.traces.generators import generate
 
+    _new_output(args.out, args.force, native=True)
     generate(args.kind, args.n, args.seed, args.out, args.params)
     print(f"wrote {args.out}: {args.n:,} records of {args.kind}", file=sys.stderr)
     return 0

@@ -31,7 +31,7 @@ from pydantic import Field, field_validator
 from cxlsim.coherence import PAGE_BYTES, BiasTable
 from cxlsim.engine import Simulation
 from cxlsim.experiments.result import RunResult
-from cxlsim.experiments.spec import ExperimentSpec, register
+from cxlsim.experiments.spec import ExperimentSpec, HostName, Type2DeviceName, register
 from cxlsim.plot.heatmap import heatmap
 from cxlsim.topology import Topology
 from cxlsim.topology.elaborate import System
@@ -47,8 +47,10 @@ class BiasExperiment(ExperimentSpec):
 
     kind: str = "bias"
     topology: TopologySpec = Field(description="the system (a topology file path or inline)")
-    host: str = Field("host0", description="the host sharing the device's memory")
-    device: str = Field("acc0", description="the Type 2 device")
+    host: HostName = Field("host0", validate_default=True,
+                           description="the host sharing the device's memory")
+    device: Type2DeviceName = Field("acc0", validate_default=True,
+                                    description="the Type 2 device")
     sizes: list[Size] = Field([4096 * 4**i for i in range(8)], min_length=1,
                               description="bytes the device touches per pass (whole 4 KiB pages)")
     reuse: list[int] = Field([1, 4, 16, 64], min_length=1,

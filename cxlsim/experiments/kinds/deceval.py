@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pandas as pd
 import plotly.express as px
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from cxlsim.analytic import t_app
 from cxlsim.apps.deceval import FLOWS, DecEval, DecEvalParams, Flow
@@ -25,6 +25,17 @@ class _DecEvalBase(ExperimentSpec):
     topology: TopologySpec = Field(description="the system (FPGA and GPU links)")
     app: DecEvalParams = Field(description="DecEval parameters (use preset apps/deceval)")
     flows: list[Flow] = Field(list(FLOWS), min_length=1, description="flows to run")
+
+    @field_validator("topology")
+    @classmethod
+    def _has_a_linked_fpga(cls, topology: TopologySpec) -> TopologySpec:
+        fpgas = {n.name for n in topology.nodes if n.type == "accelerator" and n.kind == "fpga"}
+        if not any({lk.src.split(".")[0], lk.dst.split(".")[0]} & fpgas for lk in topology.links):
+            raise ValueError("DecEval needs an accelerator node of kind 'fpga' with a link "
+                             "(its PCIe settings are the DMA engines'); found "
+                             + (", ".join(sorted(fpgas)) + " without a link" if fpgas
+                                else "no fpga"))
+        return topology
 
     def _pcie(self) -> PcieConfig:
         """The accelerators' PCIe settings, from the topology's link to the FPGA."""

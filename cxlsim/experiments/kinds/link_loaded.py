@@ -10,6 +10,7 @@ come out of the transaction-level run.
 from __future__ import annotations
 
 import itertools
+from typing import Annotated
 
 import numpy as np
 import pandas as pd
@@ -18,7 +19,7 @@ from pydantic import Field
 
 from cxlsim.engine import Simulation
 from cxlsim.experiments.result import RunResult
-from cxlsim.experiments.spec import ExperimentSpec, register
+from cxlsim.experiments.spec import ExperimentSpec, HostName, MemoryDeviceName, register
 from cxlsim.devices.requester import PoissonRequester
 from cxlsim.link.flits import saturated_efficiency
 from cxlsim.link.params import FlitMode
@@ -33,13 +34,15 @@ class LinkLoadedExperiment(ExperimentSpec):
 
     kind: str = "link-loaded"
     topology: TopologySpec = Field(description="the system (a topology file path or inline)")
-    host: str = Field("host0", description="the requesting host")
-    device: str = Field("cxl0", description="the Type 3 device read from")
+    host: HostName = Field("host0", validate_default=True, description="the requesting host")
+    device: MemoryDeviceName = Field("cxl0", validate_default=True,
+                                     description="the Type 3 device read from")
     flit_modes: list[FlitMode] = Field(["68B", "256B"], min_length=1,
                                        description="flit modes applied to every CXL link")
     widths: list[int] = Field([8, 16], min_length=1, description="link widths to compare")
-    loads: list[float] = Field([0.1, 0.3, 0.5, 0.7, 0.8, 0.9, 0.95], min_length=1,
-                               description="offered load, fraction of saturated read bandwidth")
+    loads: list[Annotated[float, Field(gt=0, le=1)]] = Field(
+        [0.1, 0.3, 0.5, 0.7, 0.8, 0.9, 0.95], min_length=1,
+        description="offered load, fraction of saturated read bandwidth, in (0, 1]")
     requesters: int = Field(16, ge=1, description="independent Poisson requesters")
     requests: int = Field(40_000, ge=100, description="requests per point")
     warmup: float = Field(0.1, ge=0, lt=1, description="fraction of requests before measuring")

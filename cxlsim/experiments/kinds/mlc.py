@@ -17,7 +17,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from cxlsim.apps.mlc import MIXES, MLC_DELAYS, bandwidth_by_mix, idle_latency, loaded_latency, stream
 from cxlsim.experiments.result import RunResult
-from cxlsim.experiments.spec import ExperimentSpec, register
+from cxlsim.experiments.spec import ExperimentSpec, HostName, register
 from cxlsim.memory.curvefile import CurveFileSpec
 from cxlsim.memory.epoch import MemorySystem
 from cxlsim.memory.hierarchy import CpuParams
@@ -30,7 +30,8 @@ class MemoryExperiment(ExperimentSpec):
     """Fields shared by the epoch-level memory experiments."""
 
     topology: TopologySpec = Field(description="the system (a topology file path or inline)")
-    host: str = Field("host0", description="the host whose cores run the workload")
+    host: HostName = Field("host0", validate_default=True,
+                           description="the host whose cores run the workload")
     cpu: CpuParams = Field(description="the host's CPU (e.g. preset cpus/xeon6)")
     threads: int | None = Field(None, ge=1, description="worker threads; default: the CPU's "
                                                         "cores less one (MLC's latency core)")

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from cxlsim.analytic import ornl
 from cxlsim.config.base import StrictModel
@@ -69,6 +69,10 @@ class Sizes(StrictModel):
     stop: Size = Field(2**30, ge=1, description="largest transfer")
     per_octave: int = Field(1, ge=1, le=16, description="sizes per doubling")
 
+    @model_validator(mode="after")
+    def _ordered(self) -> Sizes:
+        return _start_before_stop(self)
+
     def values(self) -> list[int]:
         """The sizes, rounded to whole bytes, without repeats."""
         octaves = np.log2(self.stop / self.start)
@@ -84,6 +88,16 @@ class ChunkStudy(StrictModel):
     start: Size = Field(4096, ge=1, description="smallest chunk")
     stop: Size = Field(2**28, ge=1, description="largest chunk")
 
+    @model_validator(mode="after")
+    def _ordered(self) -> ChunkStudy:
+        return _start_before_stop(self)
+
+
+def _start_before_stop(spec: Sizes | ChunkStudy) -> Sizes | ChunkStudy:
+    if spec.stop < spec.start:
+        raise ValueError(f"stop ({spec.stop:,} B) must not be below start ({spec.start:,} B)")
+    return spec
+
 
 @register("ornl-transfer")
 class OrnlTransferExperiment(ExperimentSpec):
@@ -95,6 +109,14 @@ class OrnlTransferExperiment(ExperimentSpec):
     chunks: ChunkStudy | None = Field(default_factory=ChunkStudy,
                                       description="Figure 5 study (null to skip)")
     bursts: int = Field(256, ge=16, description="DMA bursts per transfer (DES batching)")
+
+    @field_validator("topology")
+    @classmethod
+    def _no_topology(cls, topology: object) -> None:
+        if topology is not None:
+            raise ValueError("ornl-transfer runs the ORNL model's own link ('link:'), not a "
+                             "topology's; remove 'topology:'")
+        return topology
 
     def run(self, progress: bool = False, point: int = 0) -> RunResult:
         link = self.link
@@ -111,27 +133,25 @@ class OrnlTransferExperiment(ExperimentSpec):
                 rows.append(_row(n, f"CXL p={p:g}", p, t_c,
                                  ornl.t_cxl(n, p, link.pcie, link.cxl_latency), t_p))
         transfer = pd.DataFrame(rows)
-        crossover = pd.DataFrame([{
+        t64 = transfer[transfer["size_B"] == self.sizes.values()[0]].set_index("cxl_penalty")
+        penalties = pd.DataFrame([{
             "cxl_penalty": p,
+            "speedup_first_size": float(t64.loc[p, "speedup"]),
             "crossover_B": _crossover(sim_pcie, sims[p]),
             "crossover_analytic_B": ornl.crossover(p, link.pcie, link.pcie_latency,
                                                    link.cxl_latency),
         } for p in link.penalties])
-        crossover["crossover_KiB"] = crossover["crossover_B"] / 1024
+        penalties["crossover_KiB"] = penalties["crossover_B"] / 1024
         metrics = {"max_rel_err_des_vs_analytic": float(transfer["rel_err"].abs().max())}
-        t64 = transfer[transfer["size_B"] == self.sizes.values()[0]]
-        for p in link.penalties:
-            # one penalty (a sweep point): plain names, so every point has the same metrics
-            tag = "" if len(link.penalties) == 1 else f"_p{p:g}"
-            metrics[f"speedup_first_size{tag}"] = float(
-                t64.loc[t64["cxl_penalty"] == p, "speedup"].iloc[0])
-            metrics[f"crossover_KiB{tag}"] = float(
-                crossover.loc[crossover["cxl_penalty"] == p, "crossover_KiB"].iloc[0])
-        metrics["latency_only_ratio"] = float(
-            t64.loc[t64["config"] == "PCIe", "t_sim_ns"].iloc[0] / link.cxl_latency)
+        if len(link.penalties) == 1:  # a sweep point: its penalty's numbers as metrics
+            metrics["speedup_first_size"] = float(penalties["speedup_first_size"].iloc[0])
+            metrics["crossover_KiB"] = float(penalties["crossover_KiB"].iloc[0])
+        pcie64 = transfer[(transfer["size_B"] == self.sizes.values()[0])
+                          & (transfer["config"] == "PCIe")]
+        metrics["latency_only_ratio"] = float(pcie64["t_sim_ns"].iloc[0] / link.cxl_latency)
         figures = {"Figure 2: transfer time": transfer_figure(transfer),
                    "Figure 3: relative transfer time": relative_figure(transfer)}
-        tables = {"transfer": transfer, "crossover": crossover}
+        tables = {"transfer": transfer, "penalties": penalties}
         if self.chunks is not None:
             tables["chunks"] = _chunk_table(self.chunks, sim_pcie, sims)
             figures["Figure 5: total transfer time vs chunk size"] = chunk_figure(tables["chunks"])

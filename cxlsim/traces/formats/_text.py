@@ -3,7 +3,7 @@ with line numbers for the messages about malformed lines."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
@@ -48,11 +48,12 @@ def blocks(stream: BinaryIO, path: Path, lines_before: int = 0) -> Iterator[tupl
 
 
 def scan_text(stream: BinaryIO, path: Path, *, parser: int, columns: Sequence[str],
-              expected: str, report: ImportReport, skip_bad: bool, per_line: int = 1,
+              expected: str | Callable[[str], str], report: ImportReport, skip_bad: bool, per_line: int = 1,
               params: Sequence[int] = (0,), lines_before: int = 0) -> Iterator[Columns]:
     """Parse ``stream`` block by block with parser number ``parser``; yield the
     ``columns`` it fills. A malformed line stops the import with a message naming
-    ``path:line`` and the ``expected`` form, or with ``skip_bad`` is counted and skipped."""
+    ``path:line`` and the ``expected`` form (or what ``expected(line)`` says is wrong
+    with it), or with ``skip_bad`` is counted and skipped."""
     state = np.zeros(1, np.int64)
     settings = np.asarray(params, np.int64)
     # An empty chunk first fixes the file's columns even if no line holds a record.
@@ -74,10 +75,12 @@ def scan_text(stream: BinaryIO, path: Path, *, parser: int, columns: Sequence[st
             yield {f.name: out[:count] for f, out in zip(FIELDS, outs) if f.name in columns}
 
 
-def _bad_line(path: Path, block: bytes, offset: int, before: int, expected: str) -> str:
+def _bad_line(path: Path, block: bytes, offset: int, before: int,
+              expected: str | Callable[[str], str]) -> str:
     """``FILE:LINE: expected ...; found '...'`` for the line starting at ``offset``."""
     line = before + block.count(b"\n", 0, offset) + 1
     end = block.find(b"\n", offset)
     text = block[offset:end if end >= 0 else len(block)].rstrip(b"\r").decode("utf-8", "replace")
     shown = text if len(text) <= 80 else text[:77] + "..."
-    return f"{Location(str(path), line)}: expected {expected}; found {shown!r}"
+    what = expected if isinstance(expected, str) else expected(text)
+    return f"{Location(str(path), line)}: expected {what}; found {shown!r}"

@@ -26,7 +26,8 @@ from cxlsim.traces.files import atomic_output, open_input
 from cxlsim.traces.formats._parsers import CSV
 from cxlsim.traces.formats._text import scan_text
 from cxlsim.traces.formats.base import Format, ImportReport
-from cxlsim.traces.native import CLOCKS, FIELDS, PAGE_TYPES, Columns, Trace, TraceMeta
+from cxlsim.traces.native import (CLOCKS, FIELD, FIELDS, PAGE_TYPES, Columns, Trace,
+                                  TraceMeta)
 from cxlsim.traces.params import Param, choice
 
 CSV_FIELDS = tuple(f.name for f in FIELDS)
@@ -43,12 +44,43 @@ def read(path: Path, options: Mapping[str, Any], report: ImportReport,
     clock = clock or options["clock"]
     meta = TraceMeta(clock=clock if "time" in columns else "sequence", regions=regions,
                      source=f"csv:{path.name}")
-    expected = (f"{len(columns)} comma-separated values {','.join(columns)} (numbers decimal "
-                "or 0x-hex, op R or W, page_type anon or file)")
     codes = [len(columns)] + [CSV_FIELDS.index(c) for c in columns]
-    chunks = scan_text(stream, path, parser=CSV, columns=("time", *columns), expected=expected,
+    chunks = scan_text(stream, path, parser=CSV, columns=("time", *columns),
+                       expected=lambda line: _what_is_wrong(line, columns),
                        report=report, skip_bad=skip_bad, params=codes, lines_before=lines)
     return meta, chunks
+
+
+_VALUES = {"op": ("R", "W"), "page_type": PAGE_TYPES}
+
+
+def _what_is_wrong(line: str, columns: list[str]) -> str:
+    """What a bad line lacks, for the message: the value count or the first bad value."""
+    values = [v.strip() for v in line.split(",")]
+    if len(values) != len(columns):
+        return (f"{len(columns)} comma-separated values ({','.join(columns)}), "
+                f"not {len(values)}")
+    for name, value in zip(columns, values):
+        allowed = _VALUES.get(name)
+        if allowed is not None and value not in allowed:
+            return f"{name} to be {' or '.join(allowed)} (it is {value!r})"
+        if allowed is None and not _is_number(value, FIELD[name].dtype):
+            return (f"{name} to be a whole number from 0 to "
+                    f"{np.iinfo(FIELD[name].dtype).max:,}, decimal or 0x-hex (it is {value!r})")
+    return (f"{len(columns)} comma-separated values {','.join(columns)} (numbers decimal "
+            "or 0x-hex, op R or W, page_type anon or file)")
+
+
+def _is_number(text: str, dtype: np.dtype) -> bool:
+    hex_ = text[:2].lower() == "0x"
+    digits = text[2:] if hex_ else text
+    if not (digits.isascii() and digits.isalnum()):  # int() would take "+1", "1_0", " 1"
+        return False
+    try:
+        value = int(digits, 16 if hex_ else 10)
+    except ValueError:
+        return False
+    return value <= np.iinfo(dtype).max
 
 
 def _preamble(stream: BinaryIO, path: Path) -> tuple[str | None, dict[int, str], str, int]:

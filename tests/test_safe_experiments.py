@@ -1,0 +1,44 @@
+"""Experiment files that name the wrong thing get one clear line, never a traceback."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import REPO
+from cxlsim.cli import main
+
+EXPERIMENTS = REPO / "experiments"
+
+
+@pytest.mark.parametrize("experiment, overrides, message", [
+    ("link-loaded.yaml", ["device=cxl9"],
+     "device: 'cxl9' is not a node of the topology; expected a CXL device with memory "
+     "(Type 2 or 3): 'cxl0'"),
+    ("link-loaded.yaml", ["device=dram0"],
+     "device: 'dram0' is not a CXL device with memory (Type 2 or 3); expected a CXL device "
+     "with memory (Type 2 or 3): 'cxl0'"),
+    ("link-loaded.yaml", ["host=rp0"], "host: 'rp0' is not a host; expected a host: 'host0'"),
+    ("link-loaded.yaml", ["loads=[0.5, 1.2]"],
+     "loads[1]: expected less than or equal to 1; found 1.2"),
+    ("link-loaded.yaml", ["loads=[0, 0.5]"], "loads[0]: expected greater than 0; found 0"),
+    ("bias.yaml", ["device=host0"],
+     "device: 'host0' is not a CXL Type 2 device with memory; expected a CXL Type 2 device "
+     "with memory: 'acc0'"),
+    ("mlc-loaded-latency.yaml", ["host=nobody"],
+     "host: 'nobody' is not a node of the topology; expected a host: 'host0'"),
+    ("deceval-flows.yaml", ["topology.nodes[4].kind=gpu"],
+     "topology: DecEval needs an accelerator node of kind 'fpga' with a link (its PCIe "
+     "settings are the DMA engines'); found no fpga"),
+    ("ornl-transfer.yaml", ["sizes={start: 1 GiB, stop: 64 B}"],
+     "sizes: stop (64 B) must not be below start (1,073,741,824 B)"),
+])
+def test_wrong_names_and_ranges_exit_2_with_one_line(capsys, tmp_path, experiment, overrides,
+                                                      message):
+    argv = ["run", str(EXPERIMENTS / experiment), "--out", str(tmp_path / "r")]
+    for o in overrides:
+        argv += ["--set", o]
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1, err
+    assert err.startswith("cxlsim: error: ") and message in err
+    assert list(tmp_path.iterdir()) == []
