@@ -48,6 +48,15 @@ def _parser() -> argparse.ArgumentParser:
     val.add_argument("--json", action="store_true", help="print the rows as a JSON list")
     val.set_defaults(handler=_cmd_validate)
 
+    kinds = sub.add_parser("kinds", help="list the experiment kinds a file's 'kind:' may name")
+    kinds.set_defaults(handler=_cmd_kinds)
+
+    schema = sub.add_parser("schema", help="the fields of an experiment kind (or of "
+                                           "'topology'): type and unit, default, meaning")
+    schema.add_argument("kind", metavar="KIND", help="an experiment kind, or 'topology'")
+    schema.add_argument("--json", action="store_true", help="print the JSON schema instead")
+    schema.set_defaults(handler=_cmd_schema)
+
     topo = sub.add_parser("topology", help="inspect topology files")
     topo_sub = topo.add_subparsers(dest="topology_command", required=True, metavar="ACTION")
     show = topo_sub.add_parser("show", help="print nodes, links and host-to-device routes")
@@ -127,6 +136,43 @@ def _cmd_validate(args: argparse.Namespace) -> int:
             counts[row["status"]] = counts.get(row["status"], 0) + 1
         print("\n" + ", ".join(f"{n} {status}" for status, n in counts.items()))
     return EXIT_FAILED if failed(rows) else EXIT_OK
+
+
+def _cmd_kinds(args: argparse.Namespace) -> int:
+    from cxlsim.experiments import experiment_kinds
+
+    rows = [{"kind": name, "what it runs": (cls.__doc__ or "").strip().splitlines()[0]}
+            for name, cls in sorted(experiment_kinds().items())]
+    print(_table(rows, ("kind", "what it runs")))
+    print("\nFields of one kind: cxlsim schema KIND")
+    return EXIT_OK
+
+
+def _cmd_schema(args: argparse.Namespace) -> int:
+    from cxlsim.config.describe import describe_fields, nested_models
+    from cxlsim.experiments import experiment_kinds
+    from cxlsim.topology import TopologySpec
+
+    models = {"topology": TopologySpec, **experiment_kinds()}
+    if args.kind not in models:
+        raise InputError(f"unknown kind {args.kind!r}; expected 'topology' or one of "
+                         f"{', '.join(sorted(experiment_kinds()))}", key="KIND")
+    model = models[args.kind]
+    if args.json:
+        print(json.dumps(model.model_json_schema(), indent=1))
+        return EXIT_OK
+    columns = ("field", "type", "default", "description")
+    skip = set() if model is TopologySpec else {TopologySpec, *nested_models(TopologySpec)}
+    print(f"{args.kind}: {(model.__doc__ or '').strip().splitlines()[0]}\n")
+    print(_table(describe_fields(model), columns))
+    for sub in nested_models(model):
+        if sub not in skip:
+            print(f"\n{sub.__name__}: {(sub.__doc__ or '').strip().splitlines()[0]}\n")
+            print(_table(describe_fields(sub), columns))
+    print("\nA quantity is a number with its unit, quoted on the command line: "
+          "--set 'field=80 ns'." + ("" if model is TopologySpec else
+                                     " The topology's fields: cxlsim schema topology."))
+    return EXIT_OK
 
 
 def _cmd_topology_show(args: argparse.Namespace) -> int:

@@ -1,4 +1,4 @@
-"""Closed forms: Neugebauer b_n, the ORNL CXL model (targets.md T1), queueing formulas."""
+"""Closed forms: Neugebauer b_n, the ORNL CXL model (Cabrera, Young, Vetter, ExHET'22 slides), queueing formulas."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def gbit(x: float) -> str:
     (4096, "103.95", "105.46", "99.68"),
 ])
 def test_neugebauer_table_gbit(n, write, read, read_write):
-    """protocol.md §10 table, gen3 x16 MPS 256, in Gb/s."""
+    """The SIGCOMM'18 model's table (pcie-bench/pcie-model), gen3 x16 MPS 256, in Gb/s."""
     got = [gbit(effective_bandwidth(n, op)) for op in OPS]
     assert got == [write, read, read_write]
 
@@ -74,7 +74,7 @@ def test_transfer_time_never_decreases(op, n):
 
 
 def test_ornl_speedups():
-    """protocol.md §11.2: S(64) = 14.05 (published 14.0x, T1.1) and 15.31."""
+    """Read+write b_n gives S(64) = 14.05 (published 14.0x, T1.1) and 15.31."""
     assert f"{speedup(64, 0.6):.2f}" == "14.05"
     assert f"{speedup(64, 0.9):.2f}" == "15.31"
     assert speedup(64, 0.6) == pytest.approx(14.0, rel=0.01)
@@ -104,7 +104,7 @@ def test_latency_only_ratio():
     ("read", 128, "14.89", "15.95", "12.36", "74.15"),
 ])
 def test_ornl_variants(op, mps, s6, s9, x6, x9):
-    """protocol.md §11.2 table: other b_n variants miss the published numbers."""
+    """Other b_n variants of the SIGCOMM'18 model miss the published numbers."""
     cfg = PcieConfig(mps=mps)
     got = [f"{speedup(64, p, cfg, op=op):.2f}" for p in (0.6, 0.9)]
     got += [f"{crossover(p, cfg, op=op) / KIB:.2f}" for p in (0.6, 0.9)]
@@ -117,7 +117,7 @@ def test_ornl_variants(op, mps, s6, s9, x6, x9):
     (64 * KIB, 12.460, 5998.4, 8806.0, 5884.0, 0.68, 1.02),
 ])
 def test_ornl_curve_points(n, b, tp, tc6, tc9, s6, s9):
-    """protocol.md §11.3 (its times are rounded to 0.1 ns from rounded inputs)."""
+    """Curve points of the ORNL model, times rounded to 0.1 ns from rounded inputs."""
     assert effective_bandwidth(n) / 1e9 == pytest.approx(b, abs=5e-4)
     assert t_pcie(n) == pytest.approx(tp, abs=0.06)
     assert (t_cxl(n, 0.6), t_cxl(n, 0.9)) == pytest.approx((tc6, tc9), abs=0.06)

@@ -206,3 +206,35 @@ def test_real_exit_code_of_a_good_run(tmp_path):
                           capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "4 host->device routes" in proc.stdout
+
+
+def test_kinds_lists_every_kind(capsys):
+    from cxlsim.experiments import experiment_kinds
+
+    assert main(["kinds"]) == 0
+    out = capsys.readouterr().out
+    listed = [line.split()[0] for line in out.splitlines()[2:] if line and line[0] != "F"]
+    assert listed == sorted(experiment_kinds())
+
+
+def test_schema_describes_every_field_with_units_and_defaults(capsys):
+    from cxlsim.experiments import experiment_kinds
+
+    for kind, cls in experiment_kinds().items():
+        assert main(["schema", kind]) == 0
+        out = capsys.readouterr().out
+        rows = {line.split()[0] for line in out.splitlines() if line and not line[0].isspace()}
+        assert set(cls.model_fields) <= rows, kind
+    assert main(["schema", "bias"]) == 0
+    out = capsys.readouterr().out
+    assert any(line.split()[:6] == ["coherence_latency", "quantity,", "e.g.", "'90", "ns'",
+                                    "90"] for line in out.splitlines())
+    assert "--set 'field=80 ns'" in out
+
+
+def test_schema_json_and_unknown_kind(capsys):
+    assert main(["schema", "topology", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["title"] == "TopologySpec"
+    assert main(["schema", "nope"]) == 2
+    assert capsys.readouterr().err.startswith(
+        "cxlsim: error: KIND: unknown kind 'nope'; expected 'topology' or one of app-tiering, ")

@@ -39,7 +39,7 @@ def app():
 def test_idle_latency_is_the_share_weighted_mean(system):
     ram, cxl = (idle_latency(system, MODES[m]) for m in ("ram", "cxl"))
     assert ram == 110.0
-    assert 240 < cxl < 270  # root port x2 + x8 link x2 + 80 ns device (protocol.md 8.2)
+    assert 240 < cxl < 270  # root port x2 + x8 link x2 + 80 ns device (CXL 3.x spec Table 13-2, CXL 2.0 ch. 13)
     assert idle_latency(system, MODES["interleave"]) == pytest.approx((ram + cxl) / 2)
 
 

@@ -47,7 +47,7 @@ def test_tlp_overheads(addr64, ecrc, mwr, mrd, cpld):
 
 
 def test_gen3_x16_bandwidths():
-    """protocol.md §10: raw 126.03 Gb/s, 8/168 + 8/168 + 4/1538 overhead -> 113.70 Gb/s."""
+    """SIGCOMM'18 model: raw 126.03 Gb/s, 8/168 + 8/168 + 4/1538 overhead -> 113.70 Gb/s."""
     cfg = PcieConfig()
     assert raw_bandwidth(cfg) * 8 / 1e9 == pytest.approx(126.03, abs=0.005)
     assert tlp_bandwidth(cfg) == pytest.approx(raw_bandwidth(cfg) * (1 - 16 / 168 - 4 / 1538))

@@ -5,7 +5,7 @@
 
 with b_n the Neugebauer read+write bandwidth of a PCIe 3.0 x16 link (MPS 256,
 MRRS 512), the b_n that reproduces the published 14.0x, 12.7 KiB and 76.5 KiB
-(protocol.md §11, targets.md T1). Latencies, the penalty and the link are arguments.
+(Cabrera, Young, Vetter, ExHET'22 slides; transfer bandwidth from Neugebauer et al., SIGCOMM'18, model pcie-bench/pcie-model). Latencies, the penalty and the link are arguments.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def latency_only_ratio(cfg: PcieConfig = _CFG, t_s_pcie: float = T_S_PCIE,
                        op: DmaOp = "read_write") -> float:
     """t_pcie(n) / t_s_cxl: the speedup if CXL's transfer term is dropped.
 
-    This is the published upper end "18.7x" (targets.md T1.4); the formulas cannot
+    This is the published upper end "18.7x" (Cabrera, Young, Vetter, ExHET'22 slides); the formulas cannot
     give it at any cxl_penalty <= 1 (0.9 gives about 15.3x).
     """
     return t_pcie(n, cfg, t_s_pcie, op) / t_s_cxl

@@ -1,7 +1,7 @@
 """Effective PCIe DMA bandwidth b_n (Neugebauer et al., SIGCOMM'18).
 
 The model of "Understanding PCIe performance for end host networking" as written down
-in protocol.md §10: a transfer of n bytes puts ``tx`` wire bytes on one direction and
+by Neugebauer et al., SIGCOMM'18, model pcie-bench/pcie-model: a transfer of n bytes puts ``tx`` wire bytes on one direction and
 ``rx`` on the other (``cxlsim.link.tlp.dma_wire_bytes``); both directions have the
 same TLP bandwidth B, so transfers per second are T = min(B/tx, B/rx) (the published
 "RX-limited unless TX runs out" rule) and b_n = n * T.

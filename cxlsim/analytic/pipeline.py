@@ -4,7 +4,7 @@
     moving a task pays when  t - t' > 2 d           (t, t': run time here and there;
                                                      d: time to move its data one way)
 
-Source: Cabrera, Young, Vetter, ExHET'22 slides (seed 002); targets.md T2.
+Source: Cabrera, Young, Vetter, ExHET'22 slides.
 """
 
 from __future__ import annotations

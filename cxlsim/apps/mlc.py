@@ -13,7 +13,7 @@ follow the same policy, so it sees the share-weighted mean of the nodes' loaded 
 latencies; its own traffic (one line per latency) is negligible and left out.
 
 Not modelled: MLC's exact delay loop (its delay unit is core cycles of a loop, taken
-here as ns, as seed 000 quotes it), hardware prefetchers beyond the core's MLP, the
+here as ns, as Selectel's lab report quotes it), hardware prefetchers beyond the core's MLP, the
 latency thread's own cache misses in the caches.
 """
 

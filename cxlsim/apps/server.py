@@ -6,7 +6,7 @@ The model (``models/apps/server-db.yaml`` holds the parameters and their sources
   saturated server: clients always waiting);
 * a request is ``accesses`` memory accesses (last-level-cache misses), each after
   ``gap`` ns of work that hits in the caches -- the application's counterpart of MLC's
-  injected delay; seed 000 quotes 150-300 ns for PostgreSQL, MySQL and Nginx, so the
+  injected delay; Selectel's lab report quotes 150-300 ns for PostgreSQL, MySQL and Nginx, so the
   model is evaluated over ``gap_min..gap_max`` and the throughput averaged;
 * up to ``mlp`` accesses overlap (:class:`~cxlsim.memory.epoch.Demand`: per access the
   thread spends ``gap + L / mlp``); ``read_fraction`` of the bytes are reads;

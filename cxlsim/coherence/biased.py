@@ -1,4 +1,4 @@
-"""A Type 2 device's own memory under bias-based coherence (HDM-D, protocol.md §4–5).
+"""A Type 2 device's own memory under bias-based coherence (HDM-D; CXL 2.0 spec §2.2.1, §3.5.1.3).
 
 Device accesses to a line, by the bias of its page:
 

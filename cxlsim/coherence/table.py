@@ -1,4 +1,4 @@
-"""The bias table of a Type 2 device: one bit per 4 KB page of its memory (protocol.md §5)."""
+"""The bias table of a Type 2 device: one bit per 4 KB page of its memory (CXL 2.0 spec §2.2.1)."""
 
 from __future__ import annotations
 

@@ -32,7 +32,7 @@ from cxlsim.link.params import LinkParams
 
 IO, CACHEMEM = 0, 1
 
-#: Flits of the RETRY.Req (or RETRY.Ack) sequence: 5 RETRY.Frame + 1 (protocol.md §2.4).
+#: Flits of the RETRY.Req (or RETRY.Ack) sequence: 5 RETRY.Frame + 1 (CXL 2.0 spec §4.2.8).
 RETRY_SEQUENCE_FLITS = 6
 
 

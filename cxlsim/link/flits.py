@@ -26,7 +26,7 @@ Rules followed, per mode:
   hold in every rolling 128B group AB, BC, CD and D + next flit's A (LOpt: slot 7 is in
   both B and C) ([spec3.x] 4.3.4, Table 4-18).
 
-Simplifications (the saturated efficiencies are upper bounds, as in protocol.md 2.2):
+Simplifications (the saturated efficiencies are upper bounds, from the CXL 2.0 §4.2 packing rules):
 
 * Every data message moves one full 64 B line (Sz=1, no byte enables, no 256B trailers);
   32 B transfers and partial writes are not produced by the simulator's traffic.

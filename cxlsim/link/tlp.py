@@ -8,7 +8,7 @@ discrete-event DMA engine use these, so the two cannot drift apart.
 
 Source: Neugebauer et al., "Understanding PCIe performance for end host networking",
 SIGCOMM'18, and its PCIe Base 5.0 constants, as written down in
-``/work/shared/reference/protocol.md`` §10. Like that model, transfers are assumed to
+its reference implementation ``pcie-bench/pcie-model``. Like that model, transfers are assumed to
 start aligned (no extra TLP for a misaligned head) and "TX"/"RX" are seen from the
 device that initiates the DMA: TX carries its writes and read requests, RX the
 completions.
@@ -34,7 +34,7 @@ ECRC_BYTES = 4                      # optional TLP digest
 
 # Bytes between Ack DLLPs (PCIe Base 5.0 Tables 3-7..3-9) and between FC-update DLLPs
 # (Tables 2-46..2-48), indexed by lane width then MPS; 8 GT/s-and-up values, which are
-# identical in the two sets of tables at these widths. protocol.md gives only x8 and x16,
+# identical in the two sets of tables at these widths. the SIGCOMM'18 model tabulates only x8 and x16,
 # so x1/x2/x4 use the x8 row (the nearest given width; the spec's narrower-link limits
 # are larger, so this overstates DLLP overhead there), and 2.5/5 GT/s links use the same
 # rows as 8 GT/s and up.
@@ -168,7 +168,7 @@ def dma_wire_bytes(n: int, op: DmaOp, cfg: PcieConfig,
     """(TX, RX) wire bytes of a DMA of n bytes seen from the initiating device.
 
     ``"read_write"`` is the model's simultaneous read and write of n bytes each
-    (protocol.md §10 step 6): TX carries the writes and the read requests, RX the
+    (Neugebauer et al., SIGCOMM'18, model pcie-bench/pcie-model, read+write case): TX carries the writes and the read requests, RX the
     completions.
     """
     if op == "write":

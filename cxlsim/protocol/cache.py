@@ -1,6 +1,6 @@
 """CXL.cache transactions between a device's cache (Type 1/2) and host memory.
 
-Flows (protocol.md §4.2, CXL 2.0 §3.2.4):
+Flows (CXL 2.0 spec §3.2.4):
 
 * read (RdShared, RdOwn, RdCurr, RdAny): D2H Req up; the host's home agent resolves
   coherence and reads memory; H2D Rsp GO and H2D Data (one 64 B line) down.

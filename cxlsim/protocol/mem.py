@@ -1,7 +1,7 @@
 """CXL.mem transactions from a host to a Type 3 device, as sequences of messages.
 
 A read is M2S Req (MemRd) down, the device's memory access, S2M DRS (MemData) up; a
-write is M2S RwD (MemWr + 64 B) down, the access, S2M NDR (Cmp) up (protocol.md §4.3).
+write is M2S RwD (MemWr + 64 B) down, the access, S2M NDR (Cmp) up (CXL 2.0 spec §3.3).
 Req and RwD are credited per hop: the host holds ``credits`` of each and gets one back
 when the device takes the message, one upstream latency later (piggybacked on an
 upstream flit); NDR and DRS are pre-allocated at the host and never block (§2.5).

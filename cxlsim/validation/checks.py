@@ -340,7 +340,7 @@ def app_cxl_vs_ram(quick: bool) -> dict[str, Outcome]:
             lo_m, hi_m = (mid, hi_m) if change(mid) < target else (lo_m, mid)
         why = (f"an MLC-like app ({m['mlp']:g} independent accesses in flight, "
                f"{spec.app.gap_min:g}-{spec.app.gap_max:g} ns of work between accesses, "
-               f"seed 000) hides most of CXL's +{dl:.0f} ns behind its work; "
+               f"Selectel's lab report) hides most of CXL's +{dl:.0f} ns behind its work; "
                f"{target:+.0%} needs about {lo_m:.1f} accesses in flight (part of the "
                f"accesses dependent), and the database MLP of 1.5 (Chou et al. 2005) would "
                f"give {change(1.5):+.0%}: the apps' access dependence (and their non-memory "

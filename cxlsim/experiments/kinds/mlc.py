@@ -96,7 +96,7 @@ class MlcLoadedLatencyExperiment(MemoryExperiment):
     read_fraction: float = Field(1.0, gt=0, le=1, description="loaded-latency traffic: "
                                                               "fraction of bytes read")
     band: tuple[Time, Time] = Field((150.0, 300.0), description=(
-        "delay range compared with the reference (seed 000: 150-300 ns for databases "
+        "delay range compared with the reference (Selectel's lab report: 150-300 ns for databases "
         "and web servers)"))
     band_points: int = Field(4, ge=2, description="delays added across the band")
     mixes: dict[str, float] = Field(dict(MIXES), description="bandwidth by mix: name -> "
