@@ -25,7 +25,9 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = sub.add_parser("run", help="run an experiment file and write a run folder")
-    run.add_argument("experiment", help="experiment file (.yaml or .toml)")
+    run.add_argument("experiment", type=_experiment_file,
+                     help="experiment file (.yaml or .toml), or the name of one shipped "
+                          "with cxlsim (e.g. ornl-transfer)")
     _add_set(run)
     run.add_argument("--out", help="run folder (default: runs/NAME, or runs/NAME-2, ... "
                                    "if that exists); replaces only a previous run folder")
@@ -39,7 +41,8 @@ def _parser() -> argparse.ArgumentParser:
 
     resolve = sub.add_parser("resolve", help="print an experiment with presets, topology "
                                              "and --set applied, as YAML")
-    resolve.add_argument("experiment", help="experiment file (.yaml or .toml)")
+    resolve.add_argument("experiment", type=_experiment_file,
+                         help="experiment file (.yaml or .toml), or a shipped one's name")
     _add_set(resolve)
     resolve.set_defaults(handler=_cmd_resolve)
 
@@ -67,6 +70,16 @@ def _parser() -> argparse.ArgumentParser:
 
     add_trace_commands(sub)
     return parser
+
+
+def _experiment_file(arg: str) -> str:
+    """``arg`` itself if it names a file; else the shipped experiment of that name."""
+    from cxlsim.resources import bundled_file
+
+    if Path(arg).exists():
+        return arg
+    shipped = bundled_file("experiments", arg)
+    return str(shipped) if shipped is not None else arg
 
 
 def _add_set(parser: argparse.ArgumentParser) -> None:

@@ -1,6 +1,6 @@
 """CXL.mem paths under load: one response per request, latency bounds, credits, shared
 links in event mode, and the queueing checks T7.2-T7.4 (cxlsim.protocol.mem,
-cxlsim.link.queueing)."""
+cxlsim.validation.queueing)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from cxlsim.engine import Simulation, call_later
 from cxlsim.experiments import load_experiment
 from cxlsim.experiments.kinds.ornl_transfer import _transfer_fn
 from cxlsim.link.flits import saturated_efficiency, wire_bytes_per_message
-from cxlsim.link.queueing import littles_law_run, md1_run
+from cxlsim.validation.queueing import littles_law_run, md1_run
 from cxlsim.topology import load_topology
 from cxlsim.topology.elaborate import System
 
@@ -192,7 +192,7 @@ def test_switch_pool_overload_delivers_at_most_the_x16_capacity():
     assert up.utilization() > 0.9
 
 
-# --- T7.2 / T7.3 via cxlsim.link.queueing --------------------------------------------------
+# --- T7.2 / T7.3 via cxlsim.validation.queueing --------------------------------------------------
 
 def test_md1_within_two_percent():
     """T7.2 at one load: DES mean wait vs M/D/1 (standard error about 0.6 %)."""

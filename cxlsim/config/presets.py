@@ -4,7 +4,8 @@ Any mapping in a topology, experiment or preset file may name a preset; the pres
 fields come first and the fields written beside ``preset:`` override them (nested
 mappings merge key by key, lists are replaced whole). Presets may themselves name a
 preset. ``NAME`` is a path under a ``models/`` folder, without extension, looked up in
-the folders above the referencing file first and then in the cxlsim checkout.
+the folders above the referencing file first and then in the models shipped with cxlsim
+(:func:`cxlsim.resources.bundled`), so a file in any folder can use them.
 """
 
 from __future__ import annotations
@@ -15,18 +16,17 @@ from typing import Any
 from cxlsim.config.source import (TOML_SUFFIXES, YAML_SUFFIXES, Document, KeyPath,
                                   format_path, load_file)
 from cxlsim.errors import InputError
+from cxlsim.resources import bundled
 
 PRESET_KEY = "preset"
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
 def find_preset(name: str, near: str) -> Path:
-    """The file of preset ``name``, searching ``models/`` above ``near``, then the project."""
+    """The file of preset ``name``, searching ``models/`` above ``near``, then cxlsim's."""
     near_path = Path(near).resolve()
     bases = list(near_path.parents) if near_path.exists() else []
-    bases.append(PROJECT_ROOT)
     tried: list[str] = []
-    for models in dict.fromkeys(base / "models" for base in bases):
+    for models in dict.fromkeys([*(base / "models" for base in bases), bundled("models")]):
         if not models.is_dir():
             continue
         for suffix in YAML_SUFFIXES + TOML_SUFFIXES:

@@ -10,6 +10,7 @@ from cxlsim.config.source import Document
 from cxlsim.errors import InputError
 from cxlsim.experiments.spec import ExperimentSpec, experiment_kinds
 from cxlsim.memory.curvefile import curve_document
+from cxlsim.resources import bundled, bundled_file
 from cxlsim.topology.graph import build_graph
 
 
@@ -46,15 +47,19 @@ def _under_topology(exc: InputError) -> InputError:
 
 
 def _include_topology(doc: Document, path: Path) -> Document:
-    """Replace ``topology: FILE`` with the file's (preset-expanded) content."""
+    """Replace ``topology: FILE`` with the file's (preset-expanded) content; ``FILE`` is
+    relative to the experiment file, or the name of a topology shipped with cxlsim."""
     ref = doc.data.get("topology")
     if not isinstance(ref, str):
         return doc
-    topo_path = (path.parent / ref)
+    topo_path = path.parent / ref
     if not topo_path.is_file():
-        raise InputError(f"topology file {str(topo_path)!r} not found (paths are relative to "
-                         "the experiment file)", location=doc.locate(("topology",)),
-                         key="topology")
+        topo_path = bundled_file("topologies", ref)
+    if topo_path is None:
+        shipped = ", ".join(sorted(p.stem for p in bundled("topologies").glob("*.yaml")))
+        raise InputError(f"topology file {str(path.parent / ref)!r} not found (paths are "
+                         f"relative to the experiment file; shipped topologies: {shipped})",
+                         location=doc.locate(("topology",)), key="topology")
     return doc.graft(("topology",), expand_presets(load_file(topo_path)))
 
 

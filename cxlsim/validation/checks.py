@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from pathlib import Path
 
 from cxlsim.experiments import load_experiment
+from cxlsim.resources import bundled
 from cxlsim.validation import EXPLAINED, FAIL, PASS, Outcome, check, targets
 
-EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
+EXPERIMENTS = bundled("experiments")
 
 
 @cache
@@ -60,7 +60,7 @@ def ornl_transfer(quick: bool) -> dict[str, Outcome]:
 
 from cxlsim.experiments.kinds.ornl_transfer import _transfer_fn  # noqa: E402
 from cxlsim.link.flits import saturated_efficiency  # noqa: E402
-from cxlsim.link.queueing import littles_law_run, md1_run  # noqa: E402
+from cxlsim.validation.queueing import littles_law_run, md1_run  # noqa: E402
 
 #: Spec band of Flex Bus CXL.mem data efficiency (T7.1).
 _EFFICIENCY_BAND = (0.60, 0.90)

@@ -1,5 +1,8 @@
 """Queueing runs of the link model, checked against queueing theory (targets T7.2, T7.3).
 
+A validation harness, not a model: it builds systems from the topology, devices and
+protocol layers, so it lives above them.
+
 Two small discrete-event runs, shared by the tests and ``cxlsim validate``:
 
 * :func:`md1_run` — one monitored :class:`~cxlsim.link.direction.LinkDirection` fed a
@@ -36,11 +39,12 @@ from cxlsim.link.direction import CACHEMEM, LinkDirection
 from cxlsim.link.flits import wire_bytes_per_message
 from cxlsim.link.params import LinkParams
 from cxlsim.protocol.mem import M2S_REQ, M2S_RWD, S2M_DRS, S2M_NDR
+from cxlsim.resources import bundled
 from cxlsim.topology import Topology, load_topology
 from cxlsim.topology.elaborate import System, serializer_bandwidth
 
 #: The shipped memory pool: one x16 upstream link shared by four x8 expanders.
-SWITCH_POOL = Path(__file__).resolve().parents[2] / "topologies" / "switch-pool.yaml"
+SWITCH_POOL = bundled("topologies") / "switch-pool.yaml"
 
 #: Link of :func:`md1_run` unless given: CXL on PCIe 5.0 x16, no retry-buffer cap.
 MD1_LINK = LinkParams(protocol="cxl", generation=5, width=16, retry_buffer=0)

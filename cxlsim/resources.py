@@ -1,0 +1,34 @@
+"""Where the shipped models, topologies and experiments are.
+
+In a clone (or an editable install) they are the repository's top-level ``models/``,
+``topologies/`` and ``experiments/`` folders, where people edit them. A wheel carries
+copies of the same folders inside the package, as ``cxlsim/_data/NAME`` (mapped in
+``pyproject.toml``), so ``pip install cxlsim`` works from any folder. The relative
+layout is the same in both places: an experiment's ``../topologies/x.yaml`` and a
+preset lookup in ``models/`` above a file resolve alike.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+FOLDERS = ("models", "topologies", "experiments")
+
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def bundled(folder: str) -> Path:
+    """The shipped ``models``, ``topologies`` or ``experiments`` folder."""
+    if folder not in FOLDERS:
+        raise ValueError(f"expected one of {FOLDERS}; found {folder!r}")
+    installed = _PACKAGE / "_data" / folder
+    return installed if installed.is_dir() else _PACKAGE.parent / folder
+
+
+def bundled_file(folder: str, name: str) -> Path | None:
+    """``folder``'s shipped file ``name`` (``.yaml`` may be left off), if there is one."""
+    base = bundled(folder)
+    for candidate in (base / name, base / f"{name}.yaml"):
+        if candidate.is_file() and candidate.resolve().is_relative_to(base.resolve()):
+            return candidate
+    return None

@@ -1,0 +1,92 @@
+"""A wheel is a complete cxlsim: built from this tree, installed into a fresh environment,
+it validates and runs from a folder that is not the clone (issue: data files were found
+through the source tree only)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tomllib
+import venv
+from pathlib import Path
+
+import pytest
+from setuptools import find_namespace_packages
+
+from conftest import REPO
+from cxlsim.resources import FOLDERS, bundled, bundled_file
+
+
+def test_the_package_list_matches_the_source_tree():
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+    code = sorted(p for p in find_namespace_packages(str(REPO), include=["cxlsim*"])
+                  if "__pycache__" not in p and not p.startswith("cxlsim._data"))
+    data = {f"cxlsim._data.{folder}": folder for folder in FOLDERS}
+    assert sorted(config["packages"]) == sorted(code + list(data))
+    assert config["package-dir"] == data
+
+
+def test_a_clone_uses_its_own_folders():
+    for folder in FOLDERS:
+        assert bundled(folder) == REPO / folder
+    assert bundled_file("experiments", "ornl-transfer") == REPO / "experiments/ornl-transfer.yaml"
+    assert bundled_file("topologies", "../pyproject.toml") is None
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Path:
+    """A virtual environment holding only the wheel; the dependencies are this
+    environment's (a path entry, so none of its .pth hooks, e.g. an editable cxlsim)."""
+    tmp = tmp_path_factory.mktemp("wheel")
+    source = tmp / "source"  # a copy, so the build writes nothing into the working tree
+    files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+                           cwd=REPO, capture_output=True, text=True, check=True).stdout.split()
+    for name in files:
+        if (REPO / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, source / name)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "-q",
+                    "-w", str(tmp / "dist")], check=True, timeout=600)
+    (wheel,) = (tmp / "dist").glob("cxlsim-*.whl")
+    env = tmp / "venv"
+    venv.create(env, with_pip=False)
+    py = env / "bin" / "python"
+    site = Path(subprocess.run([py, "-c", "import sysconfig; print(sysconfig.get_paths()"
+                                "['purelib'])"], capture_output=True, text=True,
+                               check=True).stdout.strip())
+    deps = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    (site / "deps.pth").write_text("\n".join(sorted(deps)) + "\n")
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target",
+                    str(site), str(wheel)], check=True, timeout=600)
+    return env
+
+
+def _run(env: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "QUICK")}
+    return subprocess.run([str(env / "bin" / "python"), "-m", "cxlsim.cli", *args], cwd=cwd,
+                          capture_output=True, text=True, env=clean, timeout=900)
+
+
+def test_the_wheel_validates_and_runs_outside_the_clone(installed, tmp_path):
+    where = subprocess.run([str(installed / "bin" / "python"), "-c",
+                            "import cxlsim, cxlsim.resources as r; print(cxlsim.__file__); "
+                            "print(r.bundled('models'))"],
+                           cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+    module, models = where.split()
+    assert str(installed) in module and str(REPO) not in module
+    assert models.endswith("cxlsim/_data/models") and str(installed) in models
+
+    validate = _run(installed, "validate", "--quick", "--json", cwd=tmp_path)
+    assert validate.returncode in (0, 1), validate.stderr  # 1: honest FAILs, not a crash
+    assert '"id": "T1.1"' in validate.stdout and "error" not in validate.stderr
+
+    mine = tmp_path / "mine.yaml"  # a user's own file: shipped topology and presets by name
+    mine.write_text("name: mine\nkind: routes\ntopology: switch-pool\n")
+    run = _run(installed, "run", str(mine), cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "latency_min_ns" in run.stdout and (tmp_path / "runs" / "mine" / ".cxlsim-run").is_file()
+    shipped = _run(installed, "run", "switch-pool-routes", cwd=tmp_path)
+    assert shipped.returncode == 0, shipped.stderr
