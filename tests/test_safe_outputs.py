@@ -117,7 +117,7 @@ def test_a_users_folder_named_like_sweep_staging_is_refused(capsys, tmp_path):
     staging.mkdir()
     (staging / "point-00000.parquet").write_text("mine")
     _fails(capsys, ["run", str(path), "--jobs", "1", "--out", str(tmp_path / "r")],
-           f"--out: '{staging}' exists and was not made by cxlsim (no .cxlsim-run marker)")
+           f"--out: '{staging}' exists and was not made by cxlsim (no .cxlsim-points marker)")
     assert (staging / "point-00000.parquet").read_text() == "mine"
     assert not (tmp_path / "r").exists()
 

@@ -117,26 +117,31 @@ def test_interrupted_sweep_keeps_finished_points(tmp_path, calls, monkeypatch):
     assert not (tmp_path / "run.points").exists()
 
 
-@pytest.mark.parametrize("grid, named", [
-    ('{"topology.linkz[0].width": [4, 8]}', "sweep point 0 (topology.linkz[0].width=4)"),
-    (f'{{"{WIDTH}": [8, 7]}}', f"sweep point 1 ({WIDTH}=7)"),
-    (f'{{"{HOP}": ["90 ns", fast]}}', f"sweep point 1 ({HOP}=fast)"),
+@pytest.mark.parametrize("grid, key, at, named", [
+    ('{"topology.linkz[0].width": [4, 8]}', "topology.linkz[0].width", "4, 8]",
+     "sweep point 0 (topology.linkz[0].width=4)"),
+    (f'{{"{WIDTH}": [8, 7]}}', WIDTH, "7]", f"sweep point 1 ({WIDTH}=7)"),
+    (f'{{"{WIDTH}": [8, 16], "{HOP}": ["90 ns", fast]}}', HOP, "fast]",
+     f"sweep point 1 ({WIDTH}=8, {HOP}=fast)"),
 ])
-def test_bad_grid_fails_before_any_point_runs(tmp_path, calls, grid, named):
+def test_bad_grid_fails_before_any_point_runs(tmp_path, calls, grid, key, at, named):
+    path = write_experiment(tmp_path, grid, heatmaps="[]")
     with pytest.raises(InputError) as err:
-        run_file(write_experiment(tmp_path, grid, heatmaps="[]"), jobs=1, out=tmp_path / "run")
-    message = str(err.value)
-    assert f"sweep.yaml: sweep.grid: {named}: --set " in message
+        run_file(path, jobs=1, out=tmp_path / "run")
+    column = path.read_text().splitlines()[3].index(at) + 1  # the bad value in the grid
+    assert f"sweep.yaml:4:{column}: sweep.grid.{key}: {named}: --set {key}=" in str(err.value)
     assert calls == []
-    assert not (tmp_path / "run.points").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sweep.yaml"]
 
 
 def test_empty_value_list_and_unknown_heatmap_metric(tmp_path, calls):
     with pytest.raises(InputError, match=r"sweep\.yaml:4:\d+: sweep\.grid\.seed: expected at "
                                          r"least 1 item; found none"):
         run_file(write_experiment(tmp_path, '{seed: []}'), jobs=1)
-    with pytest.raises(InputError, match=r"sweep\.heatmaps\[1\]: 'latency' is not a metric of "
-                                         r"kind 'routes'; its metrics are bandwidth_min_GBps, "):
+    with pytest.raises(InputError, match=r"sweep\.yaml: sweep\.heatmaps\[1\]: 'latency' is not a "
+                                         r"numeric metric of sweep point 0 \(kind "
+                                         r"'routes'\); its numeric metrics are "
+                                         r"bandwidth_min_GBps, "):
         run_file(write_experiment(tmp_path, heatmaps="[latency_min_ns, latency]"), jobs=1,
                  out=tmp_path / "run")
     assert calls == [0]  # stopped at the first point's row
@@ -147,11 +152,15 @@ def test_heatmap_and_line_figures(tmp_path):
     fig = run_file(write_experiment(tmp_path), jobs=1).figures["latency_min_ns"]
     (trace,) = fig.data
     assert isinstance(trace, go.Heatmap)
-    assert list(trace.x) == ["4", "8", "16"] and list(trace.y) == ["50.0", "90.0"]
+    assert list(trace.x) == ["4", "8", "16"] and list(trace.y) == ["50 ns", "90 ns"]
+    assert fig.layout.yaxis.title.text == HOP_NS
     assert trace.z.shape == (2, 3) and trace.z[1][0] - trace.z[0][0] == pytest.approx(40)
-    line = run_file(write_experiment(tmp_path, f'{{"{HOP}": ["50 ns", "70 ns", "90 ns"]}}'),
+    # one grid key: a line over the numeric axis, ticks as the grid wrote the values
+    line = run_file(write_experiment(tmp_path, f'{{"{HOP}": ["50 ns", "0.07 us", "90 ns"]}}'),
                     jobs=1).figures["latency_min_ns"]
-    assert isinstance(line.data[0], go.Scatter) and len(line.data[0].x) == 3
+    (trace,) = line.data
+    assert isinstance(trace, go.Scatter) and list(trace.x) == [50, 70, 90]
+    assert list(line.layout.xaxis.ticktext) == ["50 ns", "0.07 us", "90 ns"]
 
 
 def test_dask_executor_needs_the_extra(tmp_path, monkeypatch):
@@ -181,34 +190,3 @@ def test_cli_run_sweep_json(tmp_path, capsys):
 def test_swept_values_round_trip_through_set(value):
     assert parse_assignment(f"a.b[0]={_yaml_text(value)}")[1] == value
 
-
-def _alive(pid: int) -> bool:
-    """Whether process ``pid`` still runs (a zombie waiting to be reaped does not)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, IndexError):
-        return False
-    return state != "Z"
-
-
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
-def test_pool_workers_exit_when_the_parent_is_killed(tmp_path):
-    import signal
-    import subprocess
-    import time
-
-    script = ("import os, time\n"
-              "from cxlsim.experiments.sweep import _open_executor\n"
-              "with _open_executor('local', 2) as pool:\n"
-              "    pids = {pool.submit(os.getpid).result() for _ in range(8)}\n"
-              "    print(*pids, flush=True)\n"
-              "    time.sleep(600)\n")
-    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
-    workers = [int(p) for p in parent.stdout.readline().split()]
-    assert workers and all(_alive(p) for p in workers)
-    parent.send_signal(signal.SIGKILL)
-    parent.wait()
-    deadline = time.monotonic() + 60  # not a speed check: the watch polls once a second
-    while any(_alive(p) for p in workers) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not any(_alive(p) for p in workers)

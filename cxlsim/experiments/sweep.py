@@ -10,9 +10,10 @@ nothing and a re-run resumes.
 Point files: while a sweep writing to ``OUT`` runs, rows go to the sibling folder
 ``OUT.points/point-NNNNN.parquet`` (the run folder itself is only replaced at the
 end, see :func:`write_run_folder`); when the run folder is written that folder moves to
-``OUT/points/``. A re-run copies ``OUT/points/`` back to ``OUT.points/`` and skips
-every point whose file records the same resolved point config (hence the same swept
-values).
+``OUT/points/``. A re-run skips every point whose file, in ``OUT.points/`` or
+``OUT/points/``, records the same resolved point config (hence the same swept values).
+``OUT.points/`` is made when the first new row is saved and carries the marker
+:data:`POINTS_MARKER`; a folder of that name without it is the user's and is refused.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import multiprocessing
+import numbers
 import os
 import shutil
 import threading
@@ -37,15 +39,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
-from cxlsim.errors import InputError
+from cxlsim.config import load_document, parse_assignment
+from cxlsim.errors import InputError, Location
 from cxlsim.experiments.loader import load_experiment
-from cxlsim.experiments.output import MARKER, is_run_folder, write_run_folder
+from cxlsim.experiments.output import check_out, write_run_folder
 from cxlsim.experiments.result import RunResult
 from cxlsim.experiments.spec import ExperimentSpec
 from cxlsim.units import parse_quantity
 
+POINTS_MARKER = ".cxlsim-points"
 _DIGEST_KEY = b"cxlsim.point_config_sha256"
-_ROW_FORMAT = 2  # bump when a saved row's columns change meaning, so old rows rerun
+_ROW_FORMAT = 3  # bump when a saved row's columns change meaning, so old rows rerun
 _DASK_EXTRA = "the dask executor needs the optional extra: pip install 'cxlsim[dask]'"
 
 
@@ -62,17 +66,16 @@ def run_file(path: str | Path, overrides: Sequence[str] = (), progress: bool = F
     if jobs is not None and jobs < 1:
         raise InputError(f"expected at least 1 job; found {jobs}", key="jobs")
     overrides = tuple(overrides)
+    out = None if out is None else check_out(out)  # refused before anything runs
     spec = load_experiment(path, overrides)
     if spec.sweep is None:
         result = spec.run(progress=progress)
     else:
-        result = _sweep(spec, Path(path), overrides, progress, jobs, executor,
-                        None if out is None else Path(out))
+        result = _sweep(spec, Path(path), overrides, progress, jobs, executor, out)
     if out is not None:
         write_run_folder(result, out)
-        stage = stage_dir(Path(out))
-        if spec.sweep is not None and stage.is_dir():
-            stage.rename(Path(out) / "points")
+        if spec.sweep is not None:
+            stage_dir(out).rename(out / "points")
     return result
 
 
@@ -89,29 +92,27 @@ def _sweep(spec: ExperimentSpec, path: Path, overrides: tuple[str, ...], progres
 
     points = sweep_points(spec)
     specs = [_load_point(path, overrides, i, point) for i, point in enumerate(points)]
-    columns = grid_columns(spec.sweep.grid)
-    rows: dict[int, dict[str, Any]] = {}
-
-    def record(i: int, row: dict[str, Any], save: bool = True) -> None:
-        if not rows:
-            _check_heatmaps(spec, path, row, stage)
-        if save and stage is not None:
-            _write_point(stage, i, row, _digest(specs[i]))
-        rows[i] = row
-        bar.update()
+    swept, ticks = swept_cells(spec.sweep.grid, points, specs)
+    columns = list(swept[0])
+    stage = None if out is None else _stage(out)
+    saved = {} if out is None else _saved_points(specs, (stage, out / "points"))
+    rows = {i: row for i, (row, _) in saved.items()}
+    if rows:
+        _check_heatmaps(spec, path, rows[min(rows)], columns)
+    todo = [i for i in range(len(points)) if i not in rows]
 
     def computed(i: int, metrics: dict[str, Any]) -> None:
-        swept = {columns[k][0]: columns[k][1](v) for k, v in points[i].items()}
-        record(i, {"point": i, **swept, **metrics})
+        rows[i] = {"point": i, **swept[i], **metrics}
+        if len(rows) == 1:  # the first row, checked before it is saved
+            _check_heatmaps(spec, path, rows[i], columns)
+        if stage is not None:
+            _write_point(stage, i, rows[i], _digest(specs[i]))
+        bar.update()
 
-    workers = min(jobs or spec.sweep.jobs or os.cpu_count() or 1, len(points))
+    workers = min(jobs or spec.sweep.jobs or os.cpu_count() or 1, len(todo))
     with _open_executor(executor, workers) as pool, \
-            tqdm(total=len(points), disable=not progress, desc=spec.name, unit="point") as bar:
-        stage = None if out is None else _prepare_stage(out)
-        for i, s in enumerate(specs):
-            if stage is not None and (row := _read_point(stage, i, _digest(s))) is not None:
-                record(i, row, save=False)
-        todo = [i for i in range(len(points)) if i not in rows]
+            tqdm(total=len(points), initial=len(rows), disable=not progress, desc=spec.name,
+                 unit="point") as bar:
         if pool is None:
             for i in todo:
                 computed(i, _run_point(specs[i], i))
@@ -125,11 +126,9 @@ def _sweep(spec: ExperimentSpec, path: Path, overrides: tuple[str, ...], progres
                     fut.cancel()
                 raise
     if stage is not None:
-        keep = {_point_file(stage, i).name for i in rows}
-        for f in stage.glob("point-*.parquet"):
-            if f.name not in keep:
-                f.unlink()
-    return _sweep_result(spec, pd.DataFrame([rows[i] for i in sorted(rows)]))
+        _complete_stage(stage, len(points), {i: f for i, (_, f) in saved.items()})
+    table = pd.DataFrame([rows[i] for i in sorted(rows)])
+    return _sweep_result(spec, table, columns, ticks)
 
 
 def _run_point(spec: ExperimentSpec, point: int) -> dict[str, Any]:
@@ -145,13 +144,21 @@ def _py(value: Any) -> Any:
 
 def _load_point(path: Path, overrides: tuple[str, ...], i: int,
                 point: dict[str, Any]) -> ExperimentSpec:
-    """The point's validated spec (without ``sweep``); errors name the point's values."""
-    assigns = [f"{key}={_yaml_text(value)}" for key, value in point.items()]
+    """The point's validated spec (without ``sweep``); errors name the point's values and
+    where in the file the value at fault (else the grid) is."""
+    assigns = {key: f"{key}={_yaml_text(value)}" for key, value in point.items()}
     try:
-        return load_experiment(path, (*overrides, *assigns, "sweep=null"))
+        return load_experiment(path, (*overrides, *assigns.values(), "sweep=null"))
     except InputError as exc:
-        raise InputError(f"sweep point {i} ({', '.join(assigns)}): {exc}",
-                         location=str(path), key="sweep.grid") from None
+        doc = load_document(path, overrides)
+        grid = doc.data["sweep"]["grid"]
+        culprit = next((k for k, text in assigns.items()
+                        if exc.location == Location(f"--set {text}")), None)
+        where, key = (("sweep", "grid"), "sweep.grid") if culprit is None else (
+            ("sweep", "grid", culprit, grid[culprit].index(point[culprit])),
+            f"sweep.grid.{culprit}")
+        raise InputError(f"sweep point {i} ({', '.join(assigns.values())}): {exc}",
+                         location=doc.locate(where), key=key) from None
 
 
 def _yaml_text(value: Any) -> str:
@@ -160,23 +167,52 @@ def _yaml_text(value: Any) -> str:
     return text.removesuffix("\n...\n").strip()
 
 
-def grid_columns(grid: dict[str, list[Any]]) -> dict[str, tuple[str, Any]]:
-    """Per grid key, its column in the points table and how a value becomes a cell.
+def swept_cells(grid: dict[str, list[Any]], points: list[dict[str, Any]],
+                specs: list[ExperimentSpec]) -> tuple[list[dict[str, Any]],
+                                                      dict[str, dict[Any, str]]]:
+    """Per point its swept columns ``{column: cell}``; per quantity column, tick texts.
 
-    A key whose values are all quantities of one unit ("20 ns", "1.5 us") becomes
-    ``"KEY [ns]"`` holding numbers in cxlsim's internal unit, so the column sorts,
-    plots and filters as numbers; any other key keeps its values (collections as
-    YAML text).
+    A key whose values are quantities of one unit ("20 ns", "1.5 us"; plain numbers
+    may mix in, e.g. a bare 0) and that every point's validated config holds as a
+    number becomes the column ``"KEY [ns]"`` holding that number in cxlsim's internal
+    unit (see :mod:`cxlsim.units`), so it sorts, plots and filters as numbers; its
+    ticks show each number as the grid wrote it. Any other key keeps its values
+    (collections as YAML text): a string that only looks like a quantity, such as the
+    flit mode "256B", stays a string.
     """
-    columns = {}
-    for key, values in grid.items():
-        parsed = [parse_quantity(v) for v in values]
-        units = {q[1] for q in parsed if q is not None}
-        if None not in parsed and len(units) == 1:
-            columns[key] = (f"{key} [{units.pop()}]", lambda v: parse_quantity(v)[0])
-        else:
-            columns[key] = (key, _cell)
-    return columns
+    dumps = [s.model_dump(by_alias=True) for s in specs]
+    units = {key: _unit(key, values, dumps) for key, values in grid.items()}
+    columns = {key: f"{key} [{unit}]" if unit else key for key, unit in units.items()}
+    cells = [{columns[k]: _at(dump, k) if units[k] else _cell(v) for k, v in point.items()}
+             for point, dump in zip(points, dumps)]
+    ticks = {columns[k]: {row[columns[k]]: str(point[k]) for point, row in zip(points, cells)}
+             for k, unit in units.items() if unit}
+    return cells, ticks
+
+
+def _unit(key: str, values: list[Any], dumps: list[dict[str, Any]]) -> str | None:
+    """The unit of grid key ``key`` if it is a quantity (see :func:`swept_cells`)."""
+    quantities = [parse_quantity(v) for v in values if not _is_number(v)]
+    units = {q[1] if q else None for q in quantities}
+    if len(units) != 1 or None in units or not all(_is_number(_at(d, key)) for d in dumps):
+        return None
+    return units.pop()
+
+
+def _at(dump: dict[str, Any], key: str) -> Any:
+    """The value at ``key`` (a ``--set`` key path) in a config dump; None if none."""
+    node: Any = dump
+    for part in parse_assignment(f"{key}=")[0]:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return node
+
+
+def _is_number(value: Any) -> bool:
+    """A plain real number (not a bool, which YAML users mean as a flag)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 def _cell(value: Any) -> Any:
@@ -199,25 +235,53 @@ def _point_file(stage: Path, i: int) -> Path:
     return stage / f"point-{i:05d}.parquet"
 
 
-def _prepare_stage(out: Path) -> Path:
-    """``OUT.points/``, holding the rows of an earlier run (folder or interrupted run).
-
-    A folder of that name that cxlsim did not make (no marker) is refused, not used.
-    """
+def _stage(out: Path) -> Path:
+    """``OUT.points/``, checked before anything runs: absent, or made by cxlsim (it holds
+    :data:`POINTS_MARKER`); anything else there is the user's and is refused."""
     stage = stage_dir(out)
-    if (stage.exists() or stage.is_symlink()) and not is_run_folder(stage):
-        raise InputError(f"{str(stage)!r} exists and was not made by cxlsim (no {MARKER} "
-                         "marker); move it away or choose another --out", key="--out")
-    stage.mkdir(parents=True, exist_ok=True)
-    (stage / MARKER).touch()
-    for f in (out / "points").glob("point-*.parquet"):
-        if not (stage / f.name).exists():
-            shutil.copy2(f, stage / f.name)
+    if stage.is_symlink() or (stage.exists() and not (stage / POINTS_MARKER).is_file()):
+        raise InputError(f"{str(stage)!r} exists and was not made by cxlsim (no "
+                         f"{POINTS_MARKER} marker); cxlsim keeps a sweep's finished points "
+                         "there, so move it away or choose another --out", key="--out")
     return stage
 
 
+def _saved_points(specs: list[ExperimentSpec], folders: tuple[Path, ...]
+                  ) -> dict[int, tuple[dict[str, Any], Path]]:
+    """Per point saved with the same config, its row and file (first folder first)."""
+    saved = {}
+    for i, spec in enumerate(specs):
+        digest = _digest(spec)
+        for folder in folders:
+            if (row := _read_point(_point_file(folder, i), digest)) is not None:
+                saved[i] = row, _point_file(folder, i)
+                break
+    return saved
+
+
+def _make_stage(stage: Path) -> None:
+    """Create ``stage`` (checked by :func:`_stage`) with its marker, if not there yet."""
+    stage.mkdir(parents=True, exist_ok=True)
+    (stage / POINTS_MARKER).touch()
+
+
+def _complete_stage(stage: Path, points: int, resumed: dict[int, Path]) -> None:
+    """Make ``stage`` hold exactly the sweep's rows: copy in those resumed from the old
+    run folder, drop files of points no longer in the grid and unfinished writes."""
+    _make_stage(stage)
+    for i, f in resumed.items():
+        if f.parent != stage:
+            shutil.copy2(f, _point_file(stage, i))
+    keep = {_point_file(stage, i).name for i in range(points)}
+    for f in [*stage.glob("point-*.parquet"), *stage.glob(".point-*.tmp")]:
+        if f.name not in keep:
+            f.unlink()
+
+
 def _write_point(stage: Path, i: int, row: dict[str, Any], digest: str) -> None:
-    """One row as a Parquet file, written atomically, tagged with the config digest."""
+    """One row as a Parquet file, written atomically, tagged with the config digest;
+    the first one makes ``stage``."""
+    _make_stage(stage)
     table = pa.Table.from_pandas(pd.DataFrame([row]), preserve_index=False)
     table = table.replace_schema_metadata({**(table.schema.metadata or {}), _DIGEST_KEY:
                                            digest.encode()})
@@ -227,10 +291,10 @@ def _write_point(stage: Path, i: int, row: dict[str, Any], digest: str) -> None:
     os.replace(tmp, target)
 
 
-def _read_point(stage: Path, i: int, digest: str) -> dict[str, Any] | None:
-    """The saved row of point ``i`` if it exists and was run with the same config."""
+def _read_point(file: Path, digest: str) -> dict[str, Any] | None:
+    """The row saved in ``file`` if it exists and was run with the same config."""
     try:
-        table = pq.read_table(_point_file(stage, i))
+        table = pq.read_table(file)
     except (OSError, pa.ArrowException):
         return None
     if (table.schema.metadata or {}).get(_DIGEST_KEY) != digest.encode():
@@ -239,19 +303,21 @@ def _read_point(stage: Path, i: int, digest: str) -> dict[str, Any] | None:
 
 
 def _check_heatmaps(spec: ExperimentSpec, path: Path, row: dict[str, Any],
-                    stage: Path | None) -> None:
-    """Fail at the first row, not after the last, if a heat-map metric does not exist.
+                    columns: list[str]) -> None:
+    """Fail if a heat-map metric is missing from ``row`` or not a number there.
 
-    Nothing is saved yet then, so the staging folder this run made is removed again.
+    Metric names are only known from a run (they may depend on the point's config), so
+    the first row (saved, else the first to finish, before it is saved) is the earliest
+    check: nothing of this run is written yet. Later rows may lack the metric (NaN).
     """
-    metrics = set(row) - {"point"} - {c for c, _ in grid_columns(spec.sweep.grid).values()}
+    swept = {"point", *columns}
+    numeric = sorted(k for k, v in row.items()
+                     if k not in swept and (v is None or _is_number(v)))
     for i, m in enumerate(spec.sweep.heatmaps):
-        if m not in metrics:
-            if stage is not None and not any(stage.glob("point-*.parquet")):
-                (stage / MARKER).unlink(missing_ok=True)
-                stage.rmdir()
-            raise InputError(f"{m!r} is not a metric of kind {spec.kind!r}; its metrics "
-                             f"are {', '.join(sorted(metrics))}",
+        if m not in numeric:
+            raise InputError(f"{m!r} is not a numeric metric of sweep point {row['point']} "
+                             f"(kind {spec.kind!r}); its numeric metrics are "
+                             f"{', '.join(numeric) or 'none'}",
                              location=str(path), key=f"sweep.heatmaps[{i}]")
 
 
@@ -281,7 +347,7 @@ def _open_executor(executor: str | Executor | None, jobs: int) -> Iterator[Execu
                          key="executor")
 
 
-def _exit_with_parent(parent: int, poll: float = 1.0) -> None:
+def _exit_with_parent(parent: int, poll: float = 0.5) -> None:
     """Worker initializer: end this worker once its parent is gone (e.g. killed by
     SIGKILL, which gives the pool no chance to stop its workers)."""
     def watch() -> None:
@@ -292,11 +358,15 @@ def _exit_with_parent(parent: int, poll: float = 1.0) -> None:
     threading.Thread(target=watch, name="cxlsim-parent-watch", daemon=True).start()
 
 
-def _sweep_result(spec: ExperimentSpec, table: pd.DataFrame) -> RunResult:
-    """Metrics (point count, min/max of each heat-map metric), the table, the figures."""
+def _sweep_result(spec: ExperimentSpec, table: pd.DataFrame, keys: list[str],
+                  ticks: dict[str, dict[Any, str]]) -> RunResult:
+    """Metrics (point count, min/max of each heat-map metric), the table, the figures.
+
+    One grid key gives line plots, two or more heat maps over the first two keys
+    (``keys``, the swept columns; ``ticks`` as from :func:`swept_cells`).
+    """
     from cxlsim.plot.heatmap import heatmap
 
-    keys = [column for column, _ in grid_columns(spec.sweep.grid).values()]
     for key in keys:  # a column mixing numbers and text cannot go to Parquet: text it
         if pd.api.types.infer_dtype(table[key], skipna=True) in ("mixed", "mixed-integer"):
             table[key] = table[key].astype(str)
@@ -306,5 +376,5 @@ def _sweep_result(spec: ExperimentSpec, table: pd.DataFrame) -> RunResult:
         metrics[f"{m}_min"], metrics[f"{m}_max"] = _py(table[m].min()), _py(table[m].max())
         y = keys[1] if len(keys) > 1 else None
         title = f"{m} over {keys[0]}" + (f" and {y}" if y else "")
-        figures[m] = heatmap(table, keys[0], y, m, title)
+        figures[m] = heatmap(table, keys[0], y, m, title, ticks)
     return RunResult(spec.name, spec, metrics, {"points": table}, figures)
