@@ -61,3 +61,11 @@ def ddr5():
     from cxlsim.memory import DramParams
 
     return validate_document(DramParams, load_document(REPO / "models/memory/ddr5-4800.yaml"))
+
+
+@pytest.fixture(scope="session")
+def quick_validation() -> list[dict]:
+    """The rows of ``cxlsim validate --quick``, run once per test session."""
+    from cxlsim.validation.run import validate
+
+    return validate(quick=True)

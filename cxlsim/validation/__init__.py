@@ -14,6 +14,8 @@ from importlib import resources
 import yaml
 
 PASS, FAIL, EXPLAINED, NOT_MODELLED = "PASS", "FAIL", "EXPLAINED", "NOT MODELLED"
+#: The published value is an input of the model (fitted to this row): it cannot fail.
+CALIBRATED = "CALIBRATED"
 
 #: Keys of one validation row, in order (the ``--json`` schema).
 ROW_KEYS = ("id", "quantity", "published", "simulated", "tolerance", "status")

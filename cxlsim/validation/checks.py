@@ -12,7 +12,7 @@ from functools import cache
 
 from cxlsim.experiments import load_experiment
 from cxlsim.resources import bundled
-from cxlsim.validation import EXPLAINED, FAIL, PASS, Outcome, check, targets
+from cxlsim.validation import CALIBRATED, EXPLAINED, FAIL, PASS, Outcome, check, targets
 
 EXPERIMENTS = bundled("experiments")
 
@@ -24,13 +24,48 @@ def _published(target_id: str) -> float:
     return float(re.search(r"[-+]?\d+(?:\.\d+)?", text).group())
 
 
-def _relative(target_id: str, simulated: float, tolerance: float, shown: str) -> Outcome:
-    """PASS when ``simulated`` is within ``tolerance`` (a fraction) of the published value."""
+def _field(target_id: str, key: str) -> str:
+    return next(t[key] for t in targets() if t["id"] == target_id)
+
+
+@cache
+def _tolerance(target_id: str) -> float:
+    """The target's "±N %" / "within N %" as a fraction, "±N points" or ">= N point" in
+    points: acceptance criteria live in the targets file, not here."""
+    m = re.search(r"(?:±|within |>= )\s*(\d+(?:\.\d+)?)\s*(%|point)", _field(target_id,
+                                                                       "tolerance"))
+    return float(m[1]) / 100 if m[2] == "%" else float(m[1])
+
+
+@cache
+def _band(target_id: str, key: str = "tolerance") -> tuple[float, float]:
+    """A target's "[lo, hi]" (or "lo-hi %" as fractions) from its ``key`` column."""
+    text = _field(target_id, key)
+    m = re.search(r"\[(\d+(?:\.\d+)?),\s*(\d+(?:\.\d+)?)\]", text)
+    if m:
+        return float(m[1]), float(m[2])
+    m = re.search(r"(\d+)-(\d+) %", text)
+    return float(m[1]) / 100, float(m[2]) / 100
+
+
+def _in_band(target_id: str, simulated: float, shown: str, note: str = "") -> Outcome:
+    """PASS when ``simulated`` lies in the target's published band."""
+    lo, hi = _band(target_id)
+    ok = lo <= simulated <= hi
+    miss = "" if ok else f"outside the published band [{lo:g}, {hi:g}]"
+    return Outcome(shown, PASS if ok else FAIL, "; ".join(filter(None, (miss, note))))
+
+
+def _relative(target_id: str, simulated: float, shown: str, note: str = "") -> Outcome:
+    """PASS when ``simulated`` is within the target's tolerance (a fraction) of the
+    published value; ``note`` says what the row rests on (a FAIL's leads with the miss)."""
+    tolerance = _tolerance(target_id)
     published = _published(target_id)
     error = simulated / published - 1
     status = PASS if abs(error) <= tolerance else FAIL
-    return Outcome(shown, status, "" if status == PASS else
-                   f"{error:+.2%} from the published {published:g} (tolerance ±{tolerance:.0%})")
+    miss = f"{error:+.2%} from the published {published:g} (tolerance ±{tolerance:.0%})"
+    return Outcome(shown, status, "; ".join(filter(None, (miss if status == FAIL else "",
+                                                           note))))
 
 
 @check("T1.1", "T1.2", "T1.3", "T1.4")
@@ -45,9 +80,9 @@ def ornl_transfer(quick: bool) -> dict[str, Outcome]:
     x06, x09 = by_penalty.loc[0.6, "crossover_KiB"], by_penalty.loc[0.9, "crossover_KiB"]
     latency_only = result.metrics["latency_only_ratio"]
     return {
-        "T1.1": _relative("T1.1", s06, 0.01, f"{s06:.2f}x"),
-        "T1.2": _relative("T1.2", x06, 0.01, f"{x06:.2f} KiB"),
-        "T1.3": _relative("T1.3", x09, 0.01, f"{x09:.2f} KiB"),
+        "T1.1": _relative("T1.1", s06, f"{s06:.2f}x"),
+        "T1.2": _relative("T1.2", x06, f"{x06:.2f} KiB"),
+        "T1.3": _relative("T1.3", x09, f"{x09:.2f} KiB"),
         "T1.4": Outcome(
             f"{s09:.2f}x at p=0.9; {latency_only:.2f}x latency-only", EXPLAINED,
             f"the stated formulas give at most {s09:.2f}x at 64 B (p=0.9); the published "
@@ -61,9 +96,6 @@ def ornl_transfer(quick: bool) -> dict[str, Outcome]:
 from cxlsim.experiments.kinds.ornl_transfer import _transfer_fn  # noqa: E402
 from cxlsim.link.flits import saturated_efficiency  # noqa: E402
 from cxlsim.validation.queueing import littles_law_run, md1_run  # noqa: E402
-
-#: Spec band of Flex Bus CXL.mem data efficiency (T7.1).
-_EFFICIENCY_BAND = (0.60, 0.90)
 
 #: M/D/1 loads and messages per run (T7.2). The DES mean wait is a statistic whose
 #: standard error grows steeply with the load; these counts hold it near 0.6 % of the
@@ -90,7 +122,7 @@ def flit_efficiency(quick: bool) -> dict[str, Outcome]:
     """Saturated CXL.mem data efficiency from the flit packer's slot rules."""
     eff = {(mode, traffic): saturated_efficiency(mode, traffic)
            for mode in ("68B", "256B", "256B-lopt") for traffic in ("read", "write")}
-    lo, hi = _EFFICIENCY_BAND
+    lo, hi = _band("T7.1", "published")
     shown = "; ".join(f"{mode} read {_pct(eff[mode, 'read'])}, write {_pct(eff[mode, 'write'])}"
                       for mode in ("68B", "256B", "256B-lopt"))
     outside = [f"68B {t} {_pct(eff['68B', t])}" for t in ("read", "write")
@@ -107,7 +139,7 @@ def md1_link(quick: bool) -> dict[str, Outcome]:
     parts = ", ".join(f"ρ={rho:g} {_pct(r.error, 2, sign=True)}" for rho, r in runs)
     shown = (f"mean wait vs M/D/1: {parts}; worst {_pct(abs(worst.error), 2)} "
              f"(± {_pct(worst.rel_stderr, 2)} s.e., {worst.messages} messages)")
-    status = PASS if all(abs(r.error) <= 0.02 for _, r in runs) else FAIL
+    status = PASS if all(abs(r.error) <= _tolerance("T7.2") for _, r in runs) else FAIL
     return {"T7.2": Outcome(shown, status, "" if status == PASS else
                             f"mean wait at ρ={worst_rho:g}: DES {worst.simulated:.4g} ns, "
                             f"M/D/1 {worst.closed_form:.4g} ns")}
@@ -121,9 +153,12 @@ def littles_law(quick: bool) -> dict[str, Outcome]:
         return {"T7.3": Outcome("no monitored queue", FAIL, "the run monitored no queue")}
     worst = max(rows, key=lambda r: abs(r.rel_error))
     shown = f"worst {_pct(abs(worst.rel_error), 3)} over {len(rows)} queues"
-    status = PASS if abs(worst.rel_error) <= 0.01 else FAIL
-    return {"T7.3": Outcome(shown, status, "" if status == PASS else
-                            f"{worst.queue}: L={worst.L:.4g}, λW={worst.lam * worst.W:.4g}")}
+    status = PASS if abs(worst.rel_error) <= _tolerance("T7.3") else FAIL
+    return {"T7.3": Outcome(shown, status, (
+        "structural: L and λW come from the same enter/leave events of each monitored "
+        "queue, so this checks the monitors' bookkeeping (warm-up cut, open intervals), "
+        "not the model's physics") if status == PASS else
+        f"{worst.queue}: L={worst.L:.4g}, λW={worst.lam * worst.W:.4g}")}
 
 
 @check("T7.4")
@@ -156,29 +191,49 @@ def monotonicity(quick: bool) -> dict[str, Outcome]:
 @check("T2.1", "T2.2", "T2.3", "T2.4")
 def deceval(quick: bool) -> dict[str, Outcome]:
     """DecEval flows (experiments/deceval-flows.yaml) and the pipeline closed form."""
-    flows = load_experiment(EXPERIMENTS / "deceval-flows.yaml").run().metrics
-    # T2.4: the same pipelined flow with every stage 70.9 ms per chunk (balanced)
-    kernel_total = f"{70.9 * 104 / 1000!r} s"
-    balanced = load_experiment(EXPERIMENTS / "deceval-flows.yaml", [
-        "app.fpga.read=70.9 ms", "app.fpga.write=70.9 ms", f"app.gpu.kernel={kernel_total}",
+    path = EXPERIMENTS / "deceval-flows.yaml"
+    spec = load_experiment(path)
+    flows = spec.run().metrics
+    # T2.4: the same pipelined flow with every stage as long as the FPGA kernel per chunk
+    app = spec.app
+    kernel = app.fpga.kernel
+    balanced = load_experiment(path, [
+        f"app.fpga.read={kernel!r} ns", f"app.fpga.write={kernel!r} ns",
+        f"app.gpu.kernel={kernel * app.reference_chunks!r} ns",
         "flows=[cxl_pipelined]"]).run().metrics
     des, closed = balanced["time_s_cxl_pipelined"], balanced["pipeline_closed_form_s"]
     agreement = des / closed - 1
     base = flows["baseline_s"]
-    t21 = _relative("T2.1", base, 0.01, f"{base:.3f} s")
-    if t21.status == PASS:
-        t21 = Outcome(t21.simulated, PASS, "calibration point: the host staging bandwidth in "
-                      "models/apps/deceval.yaml is set from this measurement and held fixed")
+    moved = _deceval_sensitivity(path, app, flows)
+    inputs = ("from the measured stage times (FPGA read/kernel/write per chunk, GPU kernel) "
+              f"and the slides' chunking ({app.reference_chunks} chunks), not from the link: "
+              f"{moved}")
     return {
-        "T2.1": t21,
-        "T2.2": _relative("T2.2", flows["speedup_cxl_cache"], 0.02,
-                          f"{flows['speedup_cxl_cache']:.3f}x"),
-        "T2.3": _relative("T2.3", flows["speedup_cxl_pipelined"], 0.02,
+        "T2.1": Outcome(f"{base:.3f} s", CALIBRATED,
+                        "the host staging bandwidth in models/apps/deceval.yaml is fitted to "
+                        "this row and held fixed in every flow"),
+        "T2.2": _relative("T2.2", flows["speedup_cxl_cache"],
+                          f"{flows['speedup_cxl_cache']:.3f}x", inputs),
+        "T2.3": _relative("T2.3", flows["speedup_cxl_pipelined"],
                           f"{flows['speedup_cxl_pipelined']:.3f}x "
-                          f"({flows['time_s_cxl_pipelined']:.3f} s)"),
+                          f"({flows['time_s_cxl_pipelined']:.3f} s)", inputs),
         "T2.4": Outcome(f"DES {des:.4f} s vs closed form {closed:.4f} s ({agreement:+.3%})",
-                        PASS if abs(agreement) <= 0.01 else FAIL),
+                        PASS if abs(agreement) <= _tolerance("T2.4") else FAIL),
     }
+
+
+def _deceval_sensitivity(path, app, flows: dict) -> str:
+    """How far the CXL speedups move over the link's plausible range (penalty 0.6-0.9,
+    CXL latency 20-400 ns): the 1.6 GB the link carries takes ~0.1 s of ~8 s."""
+    moves = []
+    for label, key, values in (("cxl_penalty", "app.cxl.penalty", ("0.6", "0.9")),
+                               ("CXL latency", "app.cxl.latency", ("20 ns", "400 ns"))):
+        runs = [load_experiment(path, [f"{key}={v}", "flows=[cxl_cache, cxl_pipelined]"]
+                                ).run().metrics for v in values]
+        worst = max(abs(r[f"speedup_{f}"] / flows[f"speedup_{f}"] - 1)
+                    for r in runs for f in ("cxl_cache", "cxl_pipelined"))
+        moves.append(f"{label} {values[0]}-{values[1]} moves it by at most {worst:.2%}")
+    return "; ".join(moves)
 
 
 #: Blocks of the quick T3 run: enough points around the knees to place them (MiB).
@@ -201,24 +256,40 @@ def epyc_l3_tlb(quick: bool) -> dict[str, Outcome]:
         at = m[f"{which}_knee_MiB_4KiB"]
         if at != at:  # NaN: no knee at all
             return Outcome("no knee", FAIL, "the 4 KiB latency curve has no knee")
-        return _relative(target, at, 0.25, f"{at:g} MiB ({which} of {m['knees_4KiB']} knees)")
+        return _in_band(target, at, f"{at:g} MiB ({which} of {m['knees_4KiB']} knees)")
 
     flat = latency("2 MiB", 12) / latency("2 MiB", 4) - 1
     lat, bw = m["latency_ratio_4KiB_over_2MiB"], m["bandwidth_ratio_4KiB_over_2MiB"]
-    t34 = _relative("T3.4", lat, 0.10, f"{lat:.2f}x ({m['latency_ns_4KiB_at_compare']:.1f} vs "
-                                       f"{m['latency_ns_2MiB_at_compare']:.1f} ns at 16 MiB)")
+    l2 = next(t for t in result.config.cpu.tlbs if t.name == "L2 DTLB")
+    at = {cycles: load_experiment(EXPERIMENTS / "epyc7452-latency.yaml", [
+        *overrides, f"cpu.tlbs[{result.config.cpu.tlbs.index(l2)}].latency_cycles={cycles}"]
+    ).run().metrics["latency_ratio_4KiB_over_2MiB"] for cycles in (0, 20)}
+    t34 = _in_band("T3.4", lat, f"{lat:.2f}x ({m['latency_ns_4KiB_at_compare']:.1f} vs "
+                                       f"{m['latency_ns_2MiB_at_compare']:.1f} ns at 16 MiB)",
+                    f"rests on an assumption: the L2 DTLB hit latency ({l2.latency_cycles} "
+                    f"cycles) is not published; 0 and 20 cycles give {at[0]:.2f}x and "
+                    f"{at[20]:.2f}x")
     closer = max(bw, 1 / bw) < max(lat, 1 / lat)  # |ln bw| < |ln lat|
     return {
         "T3.1": knee("T3.1", "first"),
         "T3.2": knee("T3.2", "strongest"),
         "T3.3": Outcome(f"lat(12 MiB) {flat:+.1%} from lat(4 MiB)",
-                        PASS if abs(flat) <= 0.10 else FAIL,
-                        "" if abs(flat) <= 0.10 else "the 2 MiB curve rises between 4 and 12 MiB"),
+                        PASS if abs(flat) <= _tolerance("T3.3") else FAIL,
+                        "structural: follows from the model's geometry -- 2 MiB pages reach "
+                        f"{_size(_reach(l2, 2 << 20))} through the L2 DTLB and 12 MiB fits one "
+                        "CCX's L3 -- so it fails only if those inputs change"
+                        if abs(flat) <= _tolerance("T3.3")
+                        else "the 2 MiB curve rises between 4 and 12 MiB"),
         "T3.4": t34,
         "T3.5": Outcome(f"bandwidth 4K/2M {bw:.3f} vs latency {lat:.2f}x at 16 MiB",
                         PASS if closer else FAIL,
                         "" if closer else "4 KiB pages cost sequential reads more than the chase"),
     }
+
+
+def _reach(tlb, page: int) -> int:
+    """Bytes a TLB's array for ``page``-sized pages maps."""
+    return next(a.entries for a in tlb.arrays if a.page_size == page) * page
 
 
 # --- T5.7: hmalloc/hmctl per-region policies (experiments/hmalloc.yaml) --------------
@@ -270,10 +341,10 @@ def hmalloc_regions(quick: bool) -> dict[str, Outcome]:
 
 # --- T4, T5.1-T5.3: loaded latency and interleave on the epoch level -----------------
 
-def _points(target_id: str, simulated: float, tolerance: float, shown: str,
-            why: str = "") -> Outcome:
-    """PASS when ``simulated`` (a fraction, -0.07 for -7 %) is within ``tolerance``
-    percentage points of the published percentage."""
+def _points(target_id: str, simulated: float, shown: str, why: str = "") -> Outcome:
+    """PASS when ``simulated`` (a fraction, -0.07 for -7 %) is within the target's
+    tolerance in percentage points of the published percentage."""
+    tolerance = _tolerance(target_id)
     published = _published(target_id)
     off = simulated * 100 - published
     status = PASS if abs(off) <= tolerance else FAIL
@@ -297,8 +368,9 @@ def mlc_loaded_latency(quick: bool) -> dict[str, Outcome]:
         f"interleave vs RAM over {lo:g}-{hi:g} ns: worst {low:+.1%} "
         f"({m['band_bandwidth_GBps_interleave']:.1f} vs {m['band_bandwidth_GBps_ram']:.1f} "
         f"GB/s mean); CXL only worst {m['band_min_rel_diff_cxl']:+.1%}",
-        PASS if diff <= 0.05 else FAIL,
-        "" if diff <= 0.05 else "the interleave's longer mean latency limits its bandwidth "
+        PASS if diff <= _tolerance("T4.1") else FAIL,
+        "" if diff <= _tolerance("T4.1") else
+        "the interleave's longer mean latency limits its bandwidth "
                                 "threads inside the band")
     order = m["delay0_order"]
     bw = {k: m[f"bandwidth_GBps_delay0_{k}"] for k in ("ram", "interleave", "cxl")}
@@ -323,7 +395,7 @@ def app_cxl_vs_ram(quick: bool) -> dict[str, Outcome]:
              f"{m['memory_latency_ns_ram']:.0f} ns, mlp {m['mlp']:g})")
     why = ""
     target = _published("T4.3") / 100
-    if abs(cxl - target) > 0.02:
+    if abs(cxl - target) > _tolerance("T4.3") / 100:
         # Diagnostic, not a fit: the accesses in flight per thread at which the same
         # model would lose the published share (the app's MLP is not in the seed).
         system, ref = spec.memory(), spec.modes[spec.reference]
@@ -345,18 +417,23 @@ def app_cxl_vs_ram(quick: bool) -> dict[str, Outcome]:
                f"accesses dependent), and the database MLP of 1.5 (Chou et al. 2005) would "
                f"give {change(1.5):+.0%}: the apps' access dependence (and their non-memory "
                "time: storage, network, locks) is not characterised in the seed")
-    t43 = _points("T4.3", cxl, 2.0, shown, why)
-    t44 = _points("T4.4", inter, 2.0, f"{inter:+.1%} (memory latency "
+    t43 = _points("T4.3", cxl, shown, why)
+    t44 = _points("T4.4", inter, f"{inter:+.1%} (memory latency "
                   f"{m['memory_latency_ns_interleave']:.0f} ns)")
     rise_c, rise_r = m["request_latency_rise_cxl"], m["request_latency_rise_ram"]
     mono = m["request_latency_monotone_cxl"]
-    ok = mono and rise_c > rise_r
+    # "steeper" must be visible: a rise a measurement could tell from noise
+    visible = _tolerance("T4.5") / 100
+    ok = mono and rise_c - rise_r >= visible
     sweep = result.tables["threads"]["threads"]
     t45 = Outcome(f"request latency {sweep.min()}->{sweep.max()} threads: CXL {rise_c:+.3%}, "
-                  f"RAM {rise_r:+.3%} (monotone: {mono}); small: CXL's busiest queue is "
-                  f"{m['utilisation_cxl']:.0%} busy at one worker per core",
+                  f"RAM {rise_r:+.3%} (monotone: {mono})",
                   PASS if ok else FAIL,
-                  "" if ok else "CXL-only request latency does not rise faster than RAM-only")
+                  "" if ok else
+                  f"CXL-only request latency rises {rise_c - rise_r:+.2%} more than RAM-only, "
+                  f"below the {visible:.0%} counted as steeper: CXL's busiest queue "
+                  f"is only {m['utilisation_cxl']:.0%} busy at one worker per core, so added "
+                  "threads barely queue")
     return {"T4.3": t43, "T4.4": t44, "T4.5": t45}
 
 
@@ -381,7 +458,7 @@ def weighted_interleave(quick: bool) -> dict[str, Outcome]:
                "a module throughput limit below its DDR5 channel and link that no public "
                "source quantifies (SK hynix quotes only peaks: 36 GB/s per module, and "
                "100-160 GB/s added by four)")
-        out[target] = _points(target, gain, 3.0,
+        out[target] = _points(target, gain,
                               f"{gain:+.1%} ({dram:.0f} -> {dram * (1 + gain):.0f} GB/s; "
                               f"CXL only {cxl:.0f} GB/s)", why)
     worse = []

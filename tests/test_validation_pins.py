@@ -1,0 +1,58 @@
+"""Every row of ``cxlsim validate --quick`` is pinned: its status exactly and every number
+of its simulated value within 1 % (or 0.05), against ``validation_pins.yaml``. A model
+change that moves a row fails here until the pins are re-recorded on purpose:
+
+    python tests/test_validation_pins.py --record
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+PINS = Path(__file__).with_name("validation_pins.yaml")
+_NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+
+
+def _numbers(text: str | None) -> list[float]:
+    return [float(n) for n in _NUMBER.findall(text or "")]
+
+
+def _pins() -> dict[str, dict]:
+    return {row["id"]: row for row in yaml.safe_load(PINS.read_text(encoding="utf-8"))}
+
+
+def test_every_target_is_pinned(quick_validation):
+    assert [row["id"] for row in quick_validation] == list(_pins())
+
+
+@pytest.mark.parametrize("target", list(_pins()))
+def test_row_matches_its_pin(quick_validation, target):
+    row = next(r for r in quick_validation if r["id"] == target)
+    pin = _pins()[target]
+    assert row["status"] == pin["status"]
+    got, want = _numbers(row["simulated"]), _numbers(pin["simulated"])
+    assert len(got) == len(want), (row["simulated"], pin["simulated"])
+    for g, w in zip(got, want):
+        assert g == pytest.approx(w, rel=0.01, abs=0.05), (row["simulated"], pin["simulated"])
+
+
+def test_a_moved_row_is_caught():
+    assert _numbers("14.04x at p=0.9, -2.8 %") == [14.04, 0.9, -2.8]
+    assert 14.5 != pytest.approx(14.04, rel=0.01, abs=0.05)
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["--record"]:
+    from cxlsim.validation.run import validate
+
+    header = "".join(line + "\n" for line in PINS.read_text().splitlines()
+                     if line.startswith("#"))
+    rows = [{"id": r["id"], "status": r["status"], "simulated": r["simulated"]}
+            for r in validate(quick=True)]
+    PINS.write_text(header + yaml.safe_dump(rows, sort_keys=False, width=200,
+                                            allow_unicode=True), encoding="utf-8")
+    print(f"recorded {len(rows)} rows in {PINS}")
