@@ -160,7 +160,15 @@ def test_missing_topology_file(write, tmp_path):
         load_experiment(path)
     missing = tmp_path / "sub" / ".." / "nothere.yaml"
     assert str(info.value) == (f"{path}:3:11: topology: topology file {str(missing)!r} not "
-                               "found (paths are relative to the experiment file)")
+                               "found (paths are relative to the experiment file; shipped "
+                               "topologies: deceval, hmsdk-cmm, selectel-xeon6-cxl, "
+                               "single-expander, switch-pool, two-expanders-interleaved, "
+                               "type2-accelerator)")
+
+
+def test_a_shipped_topology_by_name(write):
+    path = _experiment(write, "name: e\nkind: routes\ntopology: switch-pool\n")
+    assert load_experiment(path).topology.name == "switch-pool"
 
 
 def test_missing_topology_key(write):

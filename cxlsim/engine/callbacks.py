@@ -2,7 +2,8 @@
 
 Equivalent to ``env.timeout(delay, value).callbacks.append(fn)`` but without the
 generator machinery or argument checks of :class:`simpy.Timeout`: one pre-triggered
-event, one heap push. ``fn`` receives the event; its ``_value`` is ``value``.
+event, one heap push. ``fn`` receives the event; its ``value`` is ``value``. This is the
+only place that touches SimPy's private event fields; callers read ``event.value``.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from pathlib import Path
 from cxlsim.config import dump_yaml
 from cxlsim.errors import InputError
 from cxlsim.experiments.result import RunResult
-from cxlsim.plot.report import report_html
+from cxlsim.experiments.report import report_html
 
 MARKER = ".cxlsim-run"
 _MARKER_TEXT = "A run folder written by cxlsim; a later run may replace it.\n"

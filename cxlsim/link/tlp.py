@@ -20,7 +20,7 @@ import numbers
 from dataclasses import dataclass
 from typing import Literal
 
-from cxlsim.link.params import ENCODING_EFFICIENCY, GENERATIONS
+from cxlsim.link.params import ENCODING_EFFICIENCY, GENERATIONS, LinkParams
 
 DmaOp = Literal["write", "read", "read_write"]
 
@@ -179,3 +179,11 @@ def dma_wire_bytes(n: int, op: DmaOp, cfg: PcieConfig,
         return (write_wire_bytes(n, cfg) + read_request_wire_bytes(n, cfg),
                 completion_wire_bytes(n, cfg, rcb_chunked))
     raise ValueError(f"DMA op must be 'write', 'read' or 'read_write', not {op!r}")
+
+
+def serializer_bandwidth(link: LinkParams, bandwidth: float) -> float:
+    """What a direction's serializer moves: TLP bytes after DLLP/SKP overheads on PCIe,
+    raw bytes on CXL (flit overheads are charged per message by the packer)."""
+    if link.protocol == "pcie" and link.generation is not None and link.generation <= 5:
+        return min(bandwidth, tlp_bandwidth(PcieConfig(link.generation, link.width)))
+    return bandwidth

@@ -14,7 +14,7 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from cxlsim.engine.component import Params
-from cxlsim.memory import _kernels
+import cxlsim.memory._kernels as _kernels
 from cxlsim.units import Size
 
 

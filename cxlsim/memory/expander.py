@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 from cxlsim.link.flits import wire_bytes_per_message
 from cxlsim.link.params import LinkParams
+from cxlsim.link.tlp import serializer_bandwidth
 from cxlsim.memory.dram import DramParams, DramTarget
 from cxlsim.memory.loaded import LINE_BYTES, Server, md1_wait, mg1_wait
 
@@ -66,8 +67,6 @@ class ExpanderTarget:
     """CXL.mem reads and writes from ``host`` to the memory of ``device`` in ``topology``."""
 
     def __init__(self, topology, host: str, device: str) -> None:
-        from cxlsim.topology.elaborate import serializer_bandwidth
-
         graph = topology.graph
         route = next((r for r in topology.routes if r.host == host and r.device == device), None)
         if route is None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cxlsim.memory import _kernels
+import cxlsim.memory._kernels as _kernels
 
 #: Page sizes and their names.
 PAGE_SIZES = {4096: "4 KiB", 2**21: "2 MiB", 2**30: "1 GiB"}

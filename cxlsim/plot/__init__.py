@@ -1,1 +1,1 @@
-"""Plotly figures and the HTML run report."""
+"""Plotly figures: transfer curves, heat maps, topology pictures."""

@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from cxlsim.devices.memory import MemoryBackend
 from cxlsim.protocol.credits import CreditPool
-from cxlsim.protocol.journey import SERVE, Hop, Route, Transaction, advance, link_steps
+from cxlsim.protocol.journey import (SERVE, Hop, MemoryPort, Route, Transaction, advance,
+                                     link_steps)
 
 D2H_REQ, D2H_RSP, D2H_DATA = "D2H_REQ", "D2H_RSP", "D2H_DATA"
 H2D_REQ, H2D_RSP, H2D_DATA = "H2D_REQ", "H2D_RSP", "H2D_DATA"
@@ -52,7 +52,7 @@ class CachePath(Route):
     ``snoop_latency`` the device's cache lookup for a snoop (spec target 50 ns, CXL 2.0).
     """
 
-    def __init__(self, env: Any, up: Sequence[Hop], down: Sequence[Hop], memory: MemoryBackend,
+    def __init__(self, env: Any, up: Sequence[Hop], down: Sequence[Hop], memory: MemoryPort,
                  wire: Mapping[str, float], tail_up: float = 0.0, tail_down: float = 0.0,
                  home_latency: float = 0.0, snoop_latency: float = 50.0,
                  credits: int = 32) -> None:

@@ -14,7 +14,7 @@ between stacks there (ARB/MUX). The last step is followed by one event: completi
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from cxlsim.engine import call_later
 from cxlsim.link.direction import CACHEMEM
@@ -49,7 +49,7 @@ class Route:
     completed: int = 0
 
     def _finish(self, event: Any) -> None:
-        txn = event._value
+        txn = event.value
         txn.completed = self.env.now
         self.completed += 1
         txn.done(txn)
@@ -58,7 +58,7 @@ class Route:
 def advance(env: Any, txn: Transaction, steps: tuple, i: int, t: float,
             finish: Callable[[Any], None]) -> None:
     """Carry ``txn`` from step ``i``, reached at time ``t``, as far as it can go now;
-    ``finish(event)`` runs at completion with ``event._value`` the transaction."""
+    ``finish(event)`` runs at completion with ``event.value`` the transaction."""
     while i < len(steps):
         step = steps[i]
         if step[0] is SERVE:
@@ -84,6 +84,18 @@ def advance(env: Any, txn: Transaction, steps: tuple, i: int, t: float,
 
 Hop = tuple[float, Any]
 """The fixed latency before a link direction on a route, and the direction."""
+
+
+class MemoryPort(Protocol):
+    """What a path needs of the memory at its end (e.g. a device's
+    :class:`~cxlsim.devices.memory.MemoryBackend`): kept structural so that the protocol
+    layer does not import the devices built on it."""
+
+    def claim(self) -> None:
+        """Register one more path sending requests here."""
+
+    def access(self, size: int, t: float) -> float:
+        """Reserve an access of ``size`` bytes arriving at ``t``; return its completion."""
 
 
 def link_steps(route: list[Hop] | tuple[Hop, ...], wire_bytes: float, tail: float) -> list:

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from cxlsim.devices.memory import MemoryBackend
 from cxlsim.protocol.credits import CreditPool
-from cxlsim.protocol.journey import SERVE, Hop, Route, Transaction, advance, link_steps
+from cxlsim.protocol.journey import (SERVE, Hop, MemoryPort, Route, Transaction, advance,
+                                     link_steps)
 
 #: Message kinds of CXL.mem (names as in the flit packer).
 M2S_REQ, M2S_RWD, S2M_NDR, S2M_DRS = "M2S_REQ", "M2S_RWD", "S2M_NDR", "S2M_DRS"
@@ -34,7 +34,7 @@ class MemPath(Route):
     unshared read costs one event.
     """
 
-    def __init__(self, env: Any, down: Sequence[Hop], up: Sequence[Hop], device: MemoryBackend,
+    def __init__(self, env: Any, down: Sequence[Hop], up: Sequence[Hop], device: MemoryPort,
                  wire: Mapping[str, float], tail_down: float = 0.0, tail_up: float = 0.0,
                  credits: int = 32) -> None:
         self.env = env

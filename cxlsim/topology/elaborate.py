@@ -19,8 +19,7 @@ from cxlsim.devices.memory import MemoryBackend
 from cxlsim.engine import Component, Simulation
 from cxlsim.link.direction import LinkDirection
 from cxlsim.link.flits import wire_bytes_per_message
-from cxlsim.link.params import LinkParams
-from cxlsim.link.tlp import PcieConfig, tlp_bandwidth
+from cxlsim.link.tlp import PcieConfig, serializer_bandwidth
 from cxlsim.protocol.cache import (D2H_DATA, D2H_REQ, D2H_RSP, H2D_DATA, H2D_REQ, H2D_RSP,
                                    CachePath)
 from cxlsim.protocol.mem import M2S_REQ, M2S_RWD, S2M_DRS, S2M_NDR, MemPath
@@ -28,14 +27,6 @@ from cxlsim.topology import Topology
 
 _MEM_KINDS = (M2S_REQ, M2S_RWD, S2M_NDR, S2M_DRS)
 _CACHE_KINDS = (D2H_REQ, D2H_RSP, D2H_DATA, H2D_REQ, H2D_RSP, H2D_DATA)
-
-
-def serializer_bandwidth(link: LinkParams, bandwidth: float) -> float:
-    """What a direction's serializer moves: TLP bytes after DLLP/SKP overheads on PCIe,
-    raw bytes on CXL (flit overheads are charged per message by the packer)."""
-    if link.protocol == "pcie" and link.generation is not None and link.generation <= 5:
-        return min(bandwidth, tlp_bandwidth(PcieConfig(link.generation, link.width)))
-    return bandwidth
 
 
 class System(Component):

@@ -38,10 +38,11 @@ from cxlsim.engine import Simulation, call_later
 from cxlsim.link.direction import CACHEMEM, LinkDirection
 from cxlsim.link.flits import wire_bytes_per_message
 from cxlsim.link.params import LinkParams
+from cxlsim.link.tlp import serializer_bandwidth
 from cxlsim.protocol.mem import M2S_REQ, M2S_RWD, S2M_DRS, S2M_NDR
 from cxlsim.resources import bundled
 from cxlsim.topology import Topology, load_topology
-from cxlsim.topology.elaborate import System, serializer_bandwidth
+from cxlsim.topology.elaborate import System
 
 #: The shipped memory pool: one x16 upstream link shared by four x8 expanders.
 SWITCH_POOL = bundled("topologies") / "switch-pool.yaml"

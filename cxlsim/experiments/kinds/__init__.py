@@ -1,7 +1,8 @@
-"""Experiment kinds, one module each; importing this package registers them all."""
+"""Experiment kinds, one module each; importing this package imports (and so registers)
+every module in it -- a new kind needs only its file."""
 
-from cxlsim.experiments.kinds import (app_tiering, bias, deceval, epyc_latency, hmalloc,
-                                      interleave, link_loaded, mlc, ornl_transfer, routes)
+import importlib
+import pkgutil
 
-__all__ = ["app_tiering", "bias", "deceval", "epyc_latency", "hmalloc", "interleave",
-           "link_loaded", "mlc", "ornl_transfer", "routes"]
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")

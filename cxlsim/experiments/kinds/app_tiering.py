@@ -12,7 +12,7 @@ import plotly.express as px
 from pydantic import Field, model_validator
 
 from cxlsim.apps.server import ServerAppParams, serve, thread_sweep
-from cxlsim.experiments.kinds.mlc import MemoryExperiment, _weights_known
+from cxlsim.experiments.memory_base import MemoryExperiment, weights_known
 from cxlsim.experiments.result import RunResult
 from cxlsim.experiments.spec import register
 
@@ -31,7 +31,7 @@ class AppTieringExperiment(MemoryExperiment):
 
     @model_validator(mode="after")
     def _known(self) -> AppTieringExperiment:
-        _weights_known(self.modes, self.nodes)
+        weights_known(self.modes, self.nodes)
         if self.reference not in self.modes:
             raise ValueError(f"reference {self.reference!r} is not one of the modes")
         return self

@@ -14,7 +14,7 @@ import pandas as pd
 import plotly.express as px
 from pydantic import Field, model_validator
 
-from cxlsim.experiments.kinds.mlc import MemoryExperiment
+from cxlsim.experiments.memory_base import MemoryExperiment
 from cxlsim.experiments.result import RunResult
 from cxlsim.experiments.spec import register
 from cxlsim.memory.epoch import Demand, policy_shares

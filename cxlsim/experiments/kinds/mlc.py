@@ -13,73 +13,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import plotly.express as px
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from cxlsim.apps.mlc import MIXES, MLC_DELAYS, bandwidth_by_mix, idle_latency, loaded_latency, stream
+from cxlsim.experiments.memory_base import MemoryExperiment, weights_known
 from cxlsim.experiments.result import RunResult
-from cxlsim.experiments.spec import ExperimentSpec, HostName, register
-from cxlsim.memory.curvefile import CurveFileSpec
-from cxlsim.memory.epoch import MemorySystem
-from cxlsim.memory.hierarchy import CpuParams
-from cxlsim.topology import Topology
-from cxlsim.topology.schema import TopologySpec
+from cxlsim.experiments.spec import register
 from cxlsim.units import Time
-
-
-class MemoryExperiment(ExperimentSpec):
-    """Fields shared by the epoch-level memory experiments."""
-
-    topology: TopologySpec = Field(description="the system (a topology file path or inline)")
-    host: HostName = Field("host0", validate_default=True,
-                           description="the host whose cores run the workload")
-    cpu: CpuParams = Field(description="the host's CPU (e.g. preset cpus/xeon6)")
-    threads: int | None = Field(None, ge=1, description="worker threads; default: the CPU's "
-                                                        "cores less one (MLC's latency core)")
-    mlp: float | None = Field(None, gt=0, description="accesses in flight per thread; "
-                                                      "default: the CPU's mlp")
-    nodes: dict[str, list[str]] = Field(
-        min_length=1, description="NUMA node -> memory targets interleaved in it (the "
-                                  "topology's dram node names and CXL device names)")
-    curves: dict[str, CurveFileSpec] = Field(
-        default_factory=dict, description="memory target -> measured loaded-latency curves "
-                                          "that replace its model: a curve file (path "
-                                          "relative to this file) or the same inline")
-
-    @field_validator("curves")
-    @classmethod
-    def _curve_targets(cls, curves: dict[str, CurveFileSpec], info: ValidationInfo
-                       ) -> dict[str, CurveFileSpec]:
-        topology = info.data.get("topology")
-        if topology is not None:
-            known = [n.name for n in topology.nodes if n.type in ("dram", "cxl_device")]
-            for name in curves:
-                if name not in known:
-                    raise ValueError(f"curves for {name!r}, which is not a memory target of "
-                                     f"the topology; targets: {', '.join(known)}")
-        return curves
-
-    def memory(self) -> MemorySystem:
-        """The epoch level's memory system of the topology (measured curves in place of
-        the models of the targets ``curves`` names)."""
-        return MemorySystem.from_topology(
-            Topology.from_spec(self.topology), self.host, self.nodes,
-            curves={name: spec.target(name) for name, spec in self.curves.items()})
-
-    @property
-    def workers(self) -> int:
-        return self.threads or max(self.cpu.cores - 1, 1)
-
-    @property
-    def thread_mlp(self) -> float:
-        return self.mlp or float(self.cpu.mlp)
-
-
-def _weights_known(modes: dict[str, dict[str, float]], nodes: dict[str, list[str]]) -> None:
-    for mode, weights in modes.items():
-        unknown = set(weights) - set(nodes)
-        if unknown:
-            raise ValueError(f"mode {mode!r} places pages on unknown node(s) {sorted(unknown)};"
-                             f" nodes: {', '.join(nodes)}")
 
 
 @register("mlc-loaded-latency")
@@ -105,7 +45,7 @@ class MlcLoadedLatencyExperiment(MemoryExperiment):
 
     @model_validator(mode="after")
     def _known(self) -> MlcLoadedLatencyExperiment:
-        _weights_known(self.modes, self.nodes)
+        weights_known(self.modes, self.nodes)
         if self.reference not in self.modes:
             raise ValueError(f"reference {self.reference!r} is not one of the modes "
                              f"{', '.join(self.modes)}")

@@ -1,0 +1,93 @@
+"""The base of the epoch-level memory experiments (mlc-loaded-latency, app-tiering,
+weighted-interleave): a topology's memory targets grouped into NUMA nodes, the host's
+CPU and threads, and measured curves that may replace a target's model."""
+
+from __future__ import annotations
+
+from pydantic import Field, ValidationInfo, field_validator
+
+from cxlsim.experiments.spec import ExperimentSpec, HostName
+from cxlsim.memory.curvefile import CurveFileSpec
+from cxlsim.memory.epoch import MemorySystem
+from cxlsim.memory.hierarchy import CpuParams
+from cxlsim.topology import Topology
+from cxlsim.topology.schema import TopologySpec
+
+
+class MemoryExperiment(ExperimentSpec):
+    """Fields shared by the epoch-level memory experiments."""
+
+    topology: TopologySpec = Field(description="the system (a topology file path or inline)")
+    host: HostName = Field("host0", validate_default=True,
+                           description="the host whose cores run the workload")
+    cpu: CpuParams = Field(description="the host's CPU (e.g. preset cpus/xeon6)")
+    threads: int | None = Field(None, ge=1, description="worker threads; default: the CPU's "
+                                                        "cores less one (MLC's latency core)")
+    mlp: float | None = Field(None, gt=0, description="accesses in flight per thread; "
+                                                      "default: the CPU's mlp")
+    nodes: dict[str, list[str]] = Field(
+        min_length=1, description="NUMA node -> memory targets interleaved in it (the "
+                                  "topology's dram node names and CXL device names)")
+    curves: dict[str, CurveFileSpec] = Field(
+        default_factory=dict, description="memory target -> measured loaded-latency curves "
+                                          "that replace its model: a curve file (path "
+                                          "relative to this file) or the same inline")
+
+    @field_validator("nodes")
+    @classmethod
+    def _node_targets(cls, nodes: dict[str, list[str]], info: ValidationInfo
+                      ) -> dict[str, list[str]]:
+        topology = info.data.get("topology")
+        if topology is not None:
+            known = _memory_targets(topology, info.data.get("host"))
+            for node, targets in nodes.items():
+                for name in targets:
+                    if name not in known:
+                        raise ValueError(f"{name!r} is not a memory target of the topology; "
+                                         f"targets: {', '.join(known)}")
+        return nodes
+
+    @field_validator("curves")
+    @classmethod
+    def _curve_targets(cls, curves: dict[str, CurveFileSpec], info: ValidationInfo
+                       ) -> dict[str, CurveFileSpec]:
+        topology = info.data.get("topology")
+        if topology is not None:
+            known = _memory_targets(topology, info.data.get("host"))
+            for name in curves:
+                if name not in known:
+                    raise ValueError(f"curves for {name!r}, which is not a memory target of "
+                                     f"the topology; targets: {', '.join(known)}")
+        return curves
+
+    def memory(self) -> MemorySystem:
+        """The epoch level's memory system of the topology (measured curves in place of
+        the models of the targets ``curves`` names)."""
+        return MemorySystem.from_topology(
+            Topology.from_spec(self.topology), self.host, self.nodes,
+            curves={name: spec.target(name) for name, spec in self.curves.items()})
+
+    @property
+    def workers(self) -> int:
+        return self.threads or max(self.cpu.cores - 1, 1)
+
+    @property
+    def thread_mlp(self) -> float:
+        return self.mlp or float(self.cpu.mlp)
+
+
+def weights_known(modes: dict[str, dict[str, float]], nodes: dict[str, list[str]]) -> None:
+    """For ``modes`` validators: every node a placement weights must be a NUMA node."""
+    for mode, weights in modes.items():
+        unknown = set(weights) - set(nodes)
+        if unknown:
+            raise ValueError(f"mode {mode!r} places pages on unknown node(s) {sorted(unknown)};"
+                             f" nodes: {', '.join(nodes)}")
+
+
+def _memory_targets(topology: TopologySpec, host: str | None) -> list[str]:
+    """The memories ``host`` can place pages on: its dram nodes and the CXL devices with
+    memory (as :meth:`cxlsim.memory.epoch.MemorySystem.from_topology` builds them)."""
+    return [n.name for n in topology.nodes
+            if (n.type == "dram" and n.attached_to == host)
+            or (n.type == "cxl_device" and n.cxl_type in (2, 3))]
