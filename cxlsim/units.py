@@ -339,6 +339,9 @@ def _schema(kind: _Kind, number: str) -> WithJsonSchema:
     })
 
 
+#: Bytes in a cache line: what every memory access and CXL data message moves.
+LINE_BYTES = 64
+
 #: Validation-context flag set when a model is built from a user's file or ``--set``.
 USER_INPUT = "user_input"
 

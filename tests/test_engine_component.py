@@ -7,13 +7,14 @@ import pytest
 import simpy
 from pydantic import Field, ValidationError
 
-from cxlsim.engine import Component, Params, Simulation, make_rng
+from cxlsim.config.base import StrictModel
+from cxlsim.engine import Component, Simulation, make_rng
 
 
 class Server(Component):
     """A single FIFO server with deterministic service time (the D of M/D/1)."""
 
-    class Params(Params):
+    class Params(StrictModel):
         service_ns: float = Field(10.0, gt=0, description="Service time per request in ns")
         arrival_rate: float = Field(0.05, gt=0, description="Poisson arrival rate per ns")
 
@@ -93,7 +94,7 @@ def test_params_defaults_dict_and_instance():
     assert isinstance(b.params, Server.Params) and b.params.service_ns == 4.0
     p = Server.Params(arrival_rate=0.01)
     assert Server(sim, "c", p).params is p
-    assert isinstance(Component(sim, "d").params, Params)
+    assert isinstance(Component(sim, "d").params, StrictModel)
 
 
 def test_params_validation():
@@ -105,7 +106,7 @@ def test_params_validation():
     with pytest.raises(ValidationError):
         Server.Params().service_ns = 3        # frozen
     with pytest.raises(TypeError):
-        Server(sim, "c", Params())
+        Server(sim, "c", StrictModel())
     assert "a" not in [c.name for c in sim.components]
 
 

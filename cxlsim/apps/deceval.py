@@ -36,11 +36,10 @@ from cxlsim.link.params import LinkParams
 from cxlsim.link.tlp import PcieConfig, tlp_bandwidth, write_wire_bytes
 from cxlsim.protocol.bulk import Bulk
 from cxlsim.protocol.journey import LINK, SERVE
-from cxlsim.units import Bandwidth, Size, Time
+from cxlsim.units import LINE_BYTES, Bandwidth, Size, Time
 
 Flow = Literal["baseline", "p2p", "cxl_cache", "cxl_pipelined"]
 FLOWS: tuple[Flow, ...] = ("baseline", "p2p", "cxl_cache", "cxl_pipelined")
-LINE = 64
 
 
 class FpgaParams(StrictModel):
@@ -233,7 +232,7 @@ class DecEval:
         cxl, cfg = self.p.cxl, self.pcie
         window = MemoryBackend(sim, "cxl_window", {
             "media_latency": cxl.latency,
-            "media_bandwidth": cxl.mlp * LINE / cxl.latency * 1e9 if cxl.latency else None})
+            "media_bandwidth": cxl.mlp * LINE_BYTES / cxl.latency * 1e9 if cxl.latency else None})
         window.claim()
         links = [self._pcie(sim, "fpga_cxl_up", cxl.penalty),
                  self._pcie(sim, "gpu_cxl_down", cxl.penalty)]

@@ -26,12 +26,12 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, model_validator
 
-from cxlsim.engine.component import Params
+from cxlsim.config.base import StrictModel
 from cxlsim.memory.epoch import Demand, MemorySystem, policy_shares
 from cxlsim.units import Time
 
 
-class ServerAppParams(Params):
+class ServerAppParams(StrictModel):
     """A saturated request-serving application (``models/apps/server-db.yaml``)."""
 
     name: str = Field(description="application name")

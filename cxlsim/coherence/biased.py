@@ -52,10 +52,10 @@ import numpy as np
 from cxlsim.coherence.table import PAGE_BYTES, Bias, BiasTable
 from cxlsim.devices.memory import MemoryBackend
 from cxlsim.engine import call_later
-from cxlsim.link.flits import LINE_BYTES
 from cxlsim.protocol.cache import D2H_REQ, FixedDelay
 from cxlsim.protocol.journey import SERVE, Hop, Route, Transaction, advance, link_steps
 from cxlsim.protocol.mem import M2S_REQ, M2S_RWD, S2M_NDR, MemPath
+from cxlsim.units import LINE_BYTES
 
 LINES_PER_PAGE = PAGE_BYTES // LINE_BYTES
 

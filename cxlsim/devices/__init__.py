@@ -1,4 +1,5 @@
-"""Devices at transaction level: memory back-ends, Type 3 expanders, DMA engines."""
+"""Devices at transaction level: memory back-ends, DMA engines, accelerator compute
+engines and Poisson requesters."""
 
 from cxlsim.devices.memory import MemoryBackend, MemoryBackendParams
 

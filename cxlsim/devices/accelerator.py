@@ -12,11 +12,12 @@ from typing import Any
 import simpy
 from pydantic import Field, model_validator
 
-from cxlsim.engine import Component, Params
+from cxlsim.config.base import StrictModel
+from cxlsim.engine import Component
 from cxlsim.units import Bandwidth, Size, Time
 
 
-class ComputeEngineParams(Params):
+class ComputeEngineParams(StrictModel):
     """Speed of a kernel: ``throughput``, or ``time`` measured for ``per`` bytes."""
 
     throughput: Bandwidth | None = Field(None, description="bytes processed per second")

@@ -20,14 +20,15 @@ from typing import Any
 
 from pydantic import Field
 
-from cxlsim.engine import Component, Params, call_later
+from cxlsim.config.base import StrictModel
+from cxlsim.engine import Component, call_later
 from cxlsim.link.direction import IO, LinkDirection
 from cxlsim.link.tlp import (DmaOp, PcieConfig, completion_wire_bytes, read_request_wire_bytes,
                              split, write_wire_bytes)
 from cxlsim.units import Time
 
 
-class DmaEngineParams(Params):
+class DmaEngineParams(StrictModel):
     """Fixed cost and batching of a DMA engine."""
 
     setup_latency: Time = Field(0.0, description="fixed cost of one transfer (measured DMA "

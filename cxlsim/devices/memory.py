@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from cxlsim.engine import Component, Params
+from cxlsim.config.base import StrictModel
+from cxlsim.engine import Component
 from cxlsim.units import Bandwidth, Time
 
 
-class MemoryBackendParams(Params):
+class MemoryBackendParams(StrictModel):
     """Timing of a device's memory path behind its CXL port."""
 
     controller_latency: Time = Field(0.0, description="device controller latency")

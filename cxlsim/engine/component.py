@@ -17,15 +17,6 @@ if TYPE_CHECKING:
     from cxlsim.engine.simulation import Simulation
 
 
-class Params(StrictModel):
-    """Base for component parameter models: strict (unknown keys rejected) and frozen.
-
-    Convention: every field is declared with ``Field(..., description="...")``, units
-    included (``"Link latency in ns"``), so parameters document themselves in
-    generated docs, schemas and validation messages.
-    """
-
-
 class Component:
     """Base class of everything simulated.
 
@@ -36,9 +27,10 @@ class Component:
     names must be unique so that stat paths are.
     """
 
-    Params: ClassVar[type[Params]] = Params
+    Params: ClassVar[type[StrictModel]] = StrictModel
 
-    def __init__(self, sim: Simulation, name: str, params: Params | Mapping[str, Any] | None = None,
+    def __init__(self, sim: Simulation, name: str,
+                 params: StrictModel | Mapping[str, Any] | None = None,
                  parent: Component | None = None) -> None:
         if not name or "." in name:
             raise ValueError(f"component name must be non-empty and without '.', got {name!r}")

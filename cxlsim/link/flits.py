@@ -52,11 +52,11 @@ from functools import lru_cache
 from typing import Literal, NamedTuple
 
 from cxlsim.link.params import FlitMode
+from cxlsim.units import LINE_BYTES
 
 Direction = Literal["down", "up"]
 Traffic = Literal["read", "write"]
 
-LINE_BYTES = 64     #: every data message carries one cache line
 SLOT_BYTES = 16     #: a generic slot / data chunk
 H_SLOT_BYTES = 14   #: 256B H-slot [spec3.x] 4.3.2
 HS_SLOT_BYTES = 12  #: 256B LOpt HS-slot (slot 8)

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from cxlsim.engine import Params
+from cxlsim.config.base import StrictModel
 from cxlsim.units import Rate, Time
 
 Encoding = Literal["8b/10b", "128b/130b", "1b/1b"]
@@ -31,7 +31,7 @@ GENERATIONS: dict[int, tuple[float, Encoding]] = {
 ENCODING_EFFICIENCY: dict[str, float] = {"8b/10b": 8 / 10, "128b/130b": 128 / 130, "1b/1b": 1.0}
 
 
-class LinkParams(Params):
+class LinkParams(StrictModel):
     """A point-to-point PCIe or Flex Bus link; bandwidth figures are per direction."""
 
     protocol: Literal["pcie", "cxl"] = Field("cxl", description="PCIe link or CXL Flex Bus link")

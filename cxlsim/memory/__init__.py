@@ -1,4 +1,5 @@
-"""Epoch-level memory model: TLBs, caches, page tables and a core's path through them.
+"""Epoch-level memory model: TLBs, caches, page tables and a core's path through them;
+DRAM, CXL expanders, NUMA nodes and memory policies.
 
 A core consumes its accesses in chunks; a compiled kernel runs each chunk through the
 TLB levels, the page walker (whose references go through the data caches) and the

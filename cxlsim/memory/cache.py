@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field, model_validator
 
-from cxlsim.engine.component import Params
+from cxlsim.config.base import StrictModel
 import cxlsim.memory._kernels as _kernels
 from cxlsim.units import Size
 
@@ -80,7 +80,7 @@ class SetAssociative:
         self.state[:] = (-1 << _kernels.RANK_BITS) | np.arange(self.ways)
 
 
-class CacheParams(Params):
+class CacheParams(StrictModel):
     """One level of data cache."""
 
     name: str = Field(description="level name, e.g. 'L1D'")

@@ -39,12 +39,12 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from cxlsim.engine.component import Params
-from cxlsim.memory.loaded import LINE_BYTES, Server, md1_wait
-from cxlsim.units import Rate, Size, Time
+from cxlsim.config.base import StrictModel
+from cxlsim.memory.loaded import Server, md1_wait
+from cxlsim.units import LINE_BYTES, Rate, Size, Time
 
 
-class DramParams(Params):
+class DramParams(StrictModel):
     """A group of identical DDR channels behind one memory controller."""
 
     channels: int = Field(1, ge=1, description="memory channels")

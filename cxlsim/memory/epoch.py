@@ -38,7 +38,8 @@ import numpy as np
 
 from cxlsim.memory.dram import DramParams, DramTarget
 from cxlsim.memory.expander import ExpanderTarget
-from cxlsim.memory.loaded import LINE_BYTES, MemoryNode, Target
+from cxlsim.memory.loaded import MemoryNode, Target
+from cxlsim.units import LINE_BYTES
 
 
 def policy_shares(weights: Mapping[str, float]) -> dict[str, float]:

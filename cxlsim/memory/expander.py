@@ -34,7 +34,8 @@ from cxlsim.link.flits import wire_bytes_per_message
 from cxlsim.link.params import LinkParams
 from cxlsim.link.tlp import serializer_bandwidth
 from cxlsim.memory.dram import DramParams, DramTarget
-from cxlsim.memory.loaded import LINE_BYTES, Server, md1_wait, mg1_wait
+from cxlsim.memory.loaded import Server, md1_wait, mg1_wait
+from cxlsim.units import LINE_BYTES
 
 M2S_REQ, M2S_RWD, S2M_NDR, S2M_DRS = "M2S_REQ", "M2S_RWD", "S2M_NDR", "S2M_DRS"
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import Field, model_validator
 
-from cxlsim.engine.component import Params
+from cxlsim.config.base import StrictModel
 import cxlsim.memory._kernels as _kernels
 from cxlsim.memory.cache import Arena, CacheParams, SetAssociative
 from cxlsim.memory.pagetable import PageTable
@@ -41,7 +41,7 @@ from cxlsim.memory.tlb import TlbParams
 from cxlsim.units import Frequency, Time
 
 
-class CpuParams(Params):
+class CpuParams(StrictModel):
     """The memory side of a CPU's cores (``models/cpus/*.yaml``)."""
 
     name: str = Field(description="processor name")

@@ -29,9 +29,8 @@ from typing import Protocol
 
 import numpy as np
 
-from cxlsim.units import format_bandwidth, format_time
-
-LINE_BYTES = 64  #: every memory access moves one cache line
+from cxlsim.analytic.queues import md1_mean_wait
+from cxlsim.units import LINE_BYTES, format_bandwidth, format_time
 
 
 @dataclass(frozen=True)
@@ -44,10 +43,9 @@ class Server:
 
 
 def md1_wait(rho: float, service: float) -> float:
-    """M/D/1 mean wait, ``rho S / (2 (1 - rho))`` ns; infinite at or past saturation."""
-    if rho >= 1.0:
-        return math.inf
-    return rho * service / (2.0 * (1.0 - rho)) if rho > 0 else 0.0
+    """M/D/1 mean wait (:func:`~cxlsim.analytic.queues.md1_mean_wait`) in ns; infinite at
+    or past saturation, where an epoch's demand can land."""
+    return math.inf if rho >= 1.0 else md1_mean_wait(max(rho, 0.0), service)
 
 
 def mg1_wait(flows: Iterable[tuple[float, float]]) -> tuple[float, float]:

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from pydantic import Field, model_validator
 
-from cxlsim.engine.component import Params
+from cxlsim.config.base import StrictModel
 from cxlsim.units import Bandwidth, Size
 
 #: SLIT distance of a node to itself; every other distance must exceed it.
@@ -39,7 +39,7 @@ MAX_WEIGHT = 255
 WEIGHTINESS = 32
 
 
-class NodeParams(Params):
+class NodeParams(StrictModel):
     """One NUMA node."""
 
     cpus: int = Field(0, ge=0, description="CPUs on the node (0: a CPU-less node, e.g. CXL "
@@ -51,7 +51,7 @@ class NodeParams(Params):
                                                          "weights")
 
 
-class NumaParams(Params):
+class NumaParams(StrictModel):
     """A machine's NUMA nodes, their distances and the weighted-interleave weights."""
 
     page_size: Size = Field(4096, description="page size in bytes (a power of two, at least "

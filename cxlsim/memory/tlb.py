@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from cxlsim.engine.component import Params
+from cxlsim.config.base import StrictModel
 from cxlsim.memory.cache import Arena, SetAssociative
 from cxlsim.memory.pagetable import PAGE_SIZES
 from cxlsim.units import Size
 
 
-class TlbArrayParams(Params):
+class TlbArrayParams(StrictModel):
     """The entries of one TLB level for one page size."""
 
     page_size: Size = Field(description="page size translated: 4 KiB, 2 MiB or 1 GiB")
@@ -34,7 +34,7 @@ class TlbArrayParams(Params):
         return self
 
 
-class TlbParams(Params):
+class TlbParams(StrictModel):
     """One level of data TLB."""
 
     name: str = Field(description="level name, e.g. 'L2 DTLB'")

@@ -52,9 +52,11 @@ class System(Component):
             if node.type == "cxl_device" and node.cxl_type in (2, 3):
                 self.memories[node.name] = MemoryBackend(sim, node.name, node, self)
             elif node.type == "dram" and topology.graph.nodes[node.attached_to]["type"] == "host":
+                # the epoch level's DRAM model, as one FIFO: its idle latency and the
+                # bandwidth its channels sustain for reads (a FIFO has no mix)
                 self.host_memories[node.attached_to] = MemoryBackend(
                     sim, node.name, {"media_latency": node.latency,
-                                     "media_bandwidth": node.channels * node.data_rate * 8},
+                                     "media_bandwidth": node.sustained_bandwidth(1.0)},
                     self)
 
     def route(self, host: str, device: str) -> list[str]:

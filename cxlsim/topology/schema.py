@@ -14,7 +14,6 @@ from pydantic import Field, field_validator, model_validator
 
 from cxlsim.config.base import StrictModel
 from cxlsim.devices.memory import MemoryBackendParams
-from cxlsim.engine import Params
 from cxlsim.link.params import LinkParams
 from cxlsim.memory.dram import DramParams
 from cxlsim.units import Bandwidth, Frequency, Size, Time
@@ -22,7 +21,7 @@ from cxlsim.units import Bandwidth, Frequency, Size, Time
 _NAME = r"^[A-Za-z_][A-Za-z0-9_-]*$"
 
 
-class _Node(Params):
+class _Node(StrictModel):
     name: str = Field(pattern=_NAME, description="unique node name (letters, digits, _ and -)")
 
 
