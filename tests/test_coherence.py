@@ -266,10 +266,10 @@ def test_every_operation_completes_exactly_once(ops, burst, biased):
     done, expected_lines = [], 0
 
     def issue(event):
-        kind, page, pages, mlp, _ = ops[event._value]
+        kind, page, pages, mlp, _ = ops[event.payload]
         pages = min(pages, 4 - page)
         addr, size = page * PAGE_BYTES, pages * PAGE_BYTES
-        record = lambda elapsed, i=event._value: done.append(i)  # noqa: E731
+        record = lambda elapsed, i=event.payload: done.append(i)  # noqa: E731
         if kind == "access":
             memory.access(addr + 64, size - 64, record, mlp=mlp)
         elif kind == "to_device":
@@ -278,9 +278,9 @@ def test_every_operation_completes_exactly_once(ops, burst, biased):
             memory.flip_to_host(addr, size, record, mlp=mlp)
         elif not memory.table.device[page:page + pages].any():
             memory.host_wrote(addr, size, 0.5)
-            done.append(event._value)
+            done.append(event.payload)
         else:
-            done.append(event._value)
+            done.append(event.payload)
 
     for i, op in enumerate(ops):
         call_later(sim.env, op[4], issue, i)

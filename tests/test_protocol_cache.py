@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cxlsim.engine import Simulation
+from cxlsim.engine import Simulation, call_later
 from cxlsim.link.flits import wire_bytes_per_message
 from cxlsim.topology import load_topology
 from cxlsim.topology.elaborate import System
@@ -87,19 +87,11 @@ def test_every_request_completes_exactly_once(ops, gaps, credits):
     t = 0.0
     for i, gap in zip(range(len(ops)), gaps):
         t += gap
-        sim.env.schedule(_event(sim, issue, i), delay=t)
+        call_later(sim.env, t, lambda _, i=i: issue(i))
     sim.run()
     assert len(done) == len(ops) and len({id(d[0]) for d in done}) == len(ops)
     for _, op, latency in done:
         assert latency >= unloaded[op] - 1e-6
-
-
-def _event(sim, fn, arg):
-    import simpy
-    ev = simpy.Event(sim.env)
-    ev._ok, ev._value = True, None
-    ev.callbacks.append(lambda _: fn(arg))
-    return ev
 
 
 def test_a_read_right_after_a_write_back_does_not_wait_for_its_later_data_leg():
@@ -108,7 +100,6 @@ def test_a_read_right_after_a_write_back_does_not_wait_for_its_later_data_leg():
     _, unloaded = _one("read")
     out = {}
     path.write(lambda t: out.setdefault("write", t.latency))
-    sim.env.schedule(_event(sim, lambda _: path.read(lambda t: out.setdefault("read", t.latency)),
-                            None), delay=1.0)
+    call_later(sim.env, 1.0, lambda _: path.read(lambda t: out.setdefault("read", t.latency)))
     sim.run()
     assert out["read"] < unloaded + 5.0  # at most the write's request ahead of it

@@ -65,7 +65,7 @@ class DmaEngine(Component):
         call_later(self.env, self.params.setup_latency, self._start, (n, op, done, self.env.now))
 
     def _start(self, event: Any) -> None:
-        n, op, done, started = event.value
+        n, op, done, started = event.payload
         cfg = self.config
         chunk = cfg.mrrs * max(1, -(-n // (cfg.mrrs * self.params.bursts)))
         pieces = split(n, chunk)

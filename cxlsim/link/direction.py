@@ -119,7 +119,7 @@ class LinkDirection(Component):
         if self.exclusive:
             delivered = self.reserve(wire_bytes, at, stack)
             call_later(self.env, delivered + extra_delay - self.env.now,
-                       lambda ev: deliver(ev.value), payload)
+                       lambda ev: deliver(ev.payload), payload)
         elif at > self.env.now:
             call_later(self.env, at - self.env.now, lambda _: self.send(
                 stack, wire_bytes, deliver, payload, extra_delay))
@@ -200,13 +200,13 @@ class LinkDirection(Component):
             self._wait.record(self.last_start - arrived, now)
         call_later(self.env, delivered + extra - self.env.now,
                    (lambda ev: self._delivered(ev, arrived, deliver)) if self._monitor
-                   else (lambda ev: deliver(ev.value)), payload)
+                   else (lambda ev: deliver(ev.payload)), payload)
 
     def _delivered(self, event: Any, arrived: float, deliver: Callable) -> None:
         now = self.env.now
         self._in_system.add(-1, now)
         self._sojourn.record(now - arrived, now)
-        deliver(event.value)
+        deliver(event.payload)
 
     def _replay_ns(self, duration: float) -> float:
         """Time one CRC error costs the transmitter.

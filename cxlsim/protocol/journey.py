@@ -49,7 +49,7 @@ class Route:
     completed: int = 0
 
     def _finish(self, event: Any) -> None:
-        txn = event.value
+        txn = event.payload
         txn.completed = self.env.now
         self.completed += 1
         txn.done(txn)
@@ -58,7 +58,7 @@ class Route:
 def advance(env: Any, txn: Transaction, steps: tuple, i: int, t: float,
             finish: Callable[[Any], None]) -> None:
     """Carry ``txn`` from step ``i``, reached at time ``t``, as far as it can go now;
-    ``finish(event)`` runs at completion with ``event.value`` the transaction."""
+    ``finish(event)`` runs at completion with ``event.payload`` the transaction."""
     while i < len(steps):
         step = steps[i]
         if step[0] is SERVE:
