@@ -8,6 +8,7 @@ at ``threads`` workers, and its mean request latency is traced over ``thread_swe
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import plotly.express as px
 from pydantic import Field, model_validator
 
@@ -65,4 +66,10 @@ class AppTieringExperiment(MemoryExperiment):
                       title=f"{self.app.name}: mean request latency vs worker threads",
                       labels={"request_latency_us": "request latency (us)"})
         fig.update_layout(template="plotly_white")
-        return RunResult(self.name, self, metrics, {"threads": sweep}, {"latency": fig})
+        modes = pd.DataFrame([{"mode": mode, "throughput_rps": r["throughput_rps"],
+                               "throughput_change": r["throughput_rps"] / ref - 1,
+                               "memory_latency_ns": r["memory_latency_ns"],
+                               "bandwidth_GBps": r["bandwidth_GBps"],
+                               "utilisation": r["utilisation"]} for mode, r in at.items()])
+        return RunResult(self.name, self, metrics, {"modes": modes, "threads": sweep},
+                         {"latency": fig})

@@ -119,7 +119,12 @@ class EpycLatencyExperiment(ExperimentSpec):
         figures = {"latency": self._figure(table, "latency_ns", "latency per load (ns)", knees),
                    "bandwidth": self._figure(table, "bandwidth_GBps",
                                              "sequential-read bandwidth (GB/s)")}
-        return RunResult(self.name, self, metrics, {"points": table}, figures)
+        knee_table = pd.DataFrame(
+            [{"page_size": name, "block_MiB": block, "rise": rise}
+             for name, found in knees.items() for block, rise in found],
+            columns=["page_size", "block_MiB", "rise"])
+        return RunResult(self.name, self, metrics, {"points": table, "knees": knee_table},
+                         figures)
 
     def _figure(self, table: pd.DataFrame, column: str, label: str,
                 knees: dict[str, list[tuple[float, float]]] | None = None) -> go.Figure:
