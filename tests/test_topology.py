@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from conftest import GEN5_LANE, SWITCH_POOL, TOPOLOGIES, line_of
 from cxlsim.config import parse_yaml, validate_document
 from cxlsim.errors import InputError
+from cxlsim.link.tlp import PcieConfig, tlp_bandwidth
 from cxlsim.topology import Topology, TopologySpec, build_graph, load_topology, routes
 
 
@@ -41,7 +42,7 @@ def test_switch_pool_routes():
 
 def test_shipped_topology_details():
     deceval = load_topology(TOPOLOGIES[[p.stem for p in TOPOLOGIES].index("deceval")])
-    gen3_x16 = 8e9 * 16 * 128 / 130 / 8
+    gen3_x16 = tlp_bandwidth(PcieConfig(3, 16))  # PCIe links: TLP bytes per second
     assert {r.device: r.bandwidth for r in deceval.routes} == pytest.approx(
         {"fpga0": gen3_x16, "gpu0": gen3_x16})
     single = load_topology(SWITCH_POOL.with_name("single-expander.yaml"))
@@ -240,7 +241,11 @@ def tree_topologies(draw):
         width = draw(st.sampled_from([1, 2, 4, 8, 16]))
         port_lat, extra = draw(_NS), draw(_NS)
         rate, eff = GENERATIONS[gen]
-        link_lat, link_bw = 2 * port_lat + extra, rate * width * eff / 8
+        protocol = draw(st.sampled_from(["cxl", "pcie"]))
+        # a route moves raw bytes on CXL, TLP bytes (after DLLPs and SKPs) on PCIe 1-5
+        link_lat = 2 * port_lat + extra
+        link_bw = (rate * width * eff / 8 if protocol == "cxl" or gen == 6
+                   else tlp_bandwidth(PcieConfig(gen, width)))
         lat_before, bw_before = reach[parent]
         if kind == "switch":
             name, hop = f"sw{j}", draw(_NS)
@@ -251,12 +256,13 @@ def tree_topologies(draw):
         else:
             name = f"dev{j}"
             nodes.append(draw(st.sampled_from([
-                {"name": name, "type": "cxl_device", "cxl_type": 3, "capacity": "1 GiB", "media_latency": "80 ns"},
+                {"name": name, "type": "cxl_device", "cxl_type": 3, "capacity": "1 GiB",
+                 "media_latency": "80 ns"},
                 {"name": name, "type": "accelerator", "kind": "gpu"},
                 {"name": name, "type": "pcie_device"}])))
             expected[name] = (lat_before + link_lat, min(bw_before, link_bw))
         links.append({"from": parent, "to": name, "generation": gen, "width": width,
-                      "protocol": draw(st.sampled_from(["cxl", "pcie"])),
+                      "protocol": protocol,
                       "port_latency": f"{port_lat} ns", "latency": f"{extra} ns"})
     return {"name": "gen", "nodes": draw(st.permutations(nodes)),
             "links": draw(st.permutations(links))}, expected
@@ -288,7 +294,8 @@ def test_chain_of_switches(hops, rp_latency):
              {"name": "rp", "type": "root_port", "host": "h", "latency": f"{rp_latency} ns"}]
     nodes += [{"name": n, "type": "switch", "ports": 2, "hop_latency": f"{hops[i][1]} ns"}
               for i, n in enumerate(names)]
-    nodes.append({"name": "dev", "type": "cxl_device", "cxl_type": 3, "capacity": "1 GiB", "media_latency": "80 ns"})
+    nodes.append({"name": "dev", "type": "cxl_device", "cxl_type": 3, "capacity": "1 GiB",
+                  "media_latency": "80 ns"})
     ends = ["rp", *names, "dev"]
     links = [{"from": a, "to": b, "generation": 5, "width": w, "latency": f"{lat} ns"}
              for (a, b), (lat, _, w) in zip(zip(ends, ends[1:]), hops)]

@@ -56,6 +56,10 @@ class LinkParams(StrictModel):
         "64 covers the Ack round trip of a x16 32 GT/s link with 10 ns ports"))
     ack_every: int = Field(8, ge=1, description="flits acknowledged by one Ack")
     ber: float = Field(0.0, ge=0.0, lt=1e-3, description="bit error rate on the wire")
+    cxl_penalty: float | None = Field(None, gt=0, le=1, description=(
+        "CXL links: the fraction of the same PHY's PCIe effective (TLP) bandwidth this link "
+        "delivers to a saturated CXL.mem read stream, as the ORNL CXL model defines it; "
+        "none = what the flit packing gives"))
 
     @model_validator(mode="after")
     def _rate_is_known(self) -> LinkParams:
@@ -63,6 +67,10 @@ class LinkParams(StrictModel):
             raise ValueError("a link needs a 'generation' (1-6) or a 'rate' such as '32 GT/s'")
         if self.protocol == "pcie" and self.flit_mode is not None and self.transfer_rate < 64e9:
             raise ValueError("flit_mode applies to CXL links (and PCIe at 64 GT/s)")
+        if self.cxl_penalty is not None and (self.protocol != "cxl" or self.generation is None
+                                             or self.generation > 5 or self.rate is not None):
+            raise ValueError("cxl_penalty applies to a CXL link named by its PCIe generation "
+                             "1-5 (the PCIe bandwidth it is a fraction of)")
         return self
 
     @property

@@ -20,6 +20,7 @@ import numbers
 from dataclasses import dataclass
 from typing import Literal
 
+from cxlsim.link.flits import saturated_efficiency
 from cxlsim.link.params import ENCODING_EFFICIENCY, GENERATIONS, LinkParams
 
 DmaOp = Literal["write", "read", "read_write"]
@@ -183,7 +184,15 @@ def dma_wire_bytes(n: int, op: DmaOp, cfg: PcieConfig,
 
 def serializer_bandwidth(link: LinkParams, bandwidth: float) -> float:
     """What a direction's serializer moves: TLP bytes after DLLP/SKP overheads on PCIe,
-    raw bytes on CXL (flit overheads are charged per message by the packer)."""
+    raw bytes on CXL (flit overheads are charged per message by the packer).
+
+    A CXL link with a ``cxl_penalty`` p is slowed (never sped up) so that a saturated
+    read stream, after the packer's flit overheads, delivers p x the PCIe effective
+    bandwidth of the same PHY -- the ORNL model's definition, on the flit model.
+    """
     if link.protocol == "pcie" and link.generation is not None and link.generation <= 5:
         return min(bandwidth, tlp_bandwidth(PcieConfig(link.generation, link.width)))
+    if link.cxl_penalty is not None:
+        pcie = tlp_bandwidth(PcieConfig(link.generation, link.width))
+        return min(bandwidth, link.cxl_penalty * pcie / saturated_efficiency(link.flit, "read"))
     return bandwidth

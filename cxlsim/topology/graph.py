@@ -3,7 +3,7 @@
 Graph nodes carry their spec (``spec``) and the latency a request spends crossing them
 (``latency``: root port / home agent, switch hop). Edges carry the link spec, its
 one-way latency and its raw bandwidth per direction. Routes are the least-latency paths
-from every host to every device, with summed latency and bottleneck bandwidth.
+from every host to every device, with summed latency and bottleneck serializer bandwidth.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import networkx as nx
 
 from cxlsim.config.source import Document, KeyPath, format_path
 from cxlsim.errors import InputError
+from cxlsim.link.tlp import serializer_bandwidth
 from cxlsim.topology.schema import DEVICE_TYPES, TopologySpec
 
 
@@ -28,7 +29,8 @@ class Route:
     latency: float
     """One-way latency in ns: links plus root port and switch traversals."""
     bandwidth: float
-    """Bottleneck bandwidth in B/s, per direction (raw, after line encoding)."""
+    """Bottleneck bandwidth in B/s, per direction, as each link's serializer moves it: raw
+    after line encoding on CXL (less with a ``cxl_penalty``), TLP bytes on PCIe."""
     links: int
     """Number of links crossed (host-internal attachments not counted)."""
 
@@ -167,6 +169,8 @@ def routes(graph: nx.Graph) -> list[Route]:
             edges = [graph.edges[a, b] for a, b in zip(path, path[1:])]
             latency = sum(e["latency"] for e in edges) + sum(
                 graph.nodes[n]["latency"] for n in path[1:-1])
-            out.append(Route(host, device, path, latency, min(e["bandwidth"] for e in edges),
+            bandwidth = min(e["bandwidth"] if e["internal"] else
+                            serializer_bandwidth(e["link"], e["bandwidth"]) for e in edges)
+            out.append(Route(host, device, path, latency, bandwidth,
                              sum(not e["internal"] for e in edges)))
     return out

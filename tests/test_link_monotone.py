@@ -1,0 +1,59 @@
+"""A worse CXL link never makes anything faster: for every experiment kind that runs on a
+topology's CXL links, lowering ``cxl_penalty`` or adding link latency (the two knobs an
+architect sweeps) leaves every latency and time at least as long and every bandwidth and
+throughput at most as high."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from cxlsim.experiments import load_experiment
+from cxlsim.resources import bundled
+
+EXPERIMENTS = bundled("experiments")
+
+#: (experiment, overrides for a small run, table, key columns, (column, +1 if worse is
+#: larger / -1 if worse is smaller) for every compared column)
+CASES = [
+    ("switch-pool-routes.yaml", [], "routes", ["device"],
+     [("latency_ns", +1), ("bandwidth_GBps", -1)]),
+    ("link-loaded.yaml", ["requests=2000", "loads=[0.3, 0.7]", "flit_modes=[68B]",
+                          "widths=[8]"], "points", ["load"],
+     [("capacity_GBps", -1), ("latency_mean_ns", +1)]),
+    ("mlc-loaded-latency.yaml", ["stream=false"], "points", ["mode", "delay_ns"],
+     [("latency_ns", +1), ("bandwidth_GBps", -1)]),
+    ("app-cxl-vs-ram.yaml", [], "modes", ["mode"],
+     [("throughput_rps", -1), ("memory_latency_ns", +1)]),
+    ("weighted-interleave.yaml", [], "points", ["mix", "policy"],
+     [("bandwidth_GBps", -1), ("latency_ns", +1)]),
+    ("bias.yaml", ["sizes=[4 KiB, 64 KiB]", "reuse=[1, 4]", "check_size=0"], "phases",
+     ["size", "reuse", "policy"], [("time_ns", +1)]),
+]
+
+
+def _table(experiment: str, overrides: list[str], name: str, keys: list[str]) -> pd.DataFrame:
+    return load_experiment(EXPERIMENTS / experiment, overrides).run().tables[name] \
+        .set_index(keys).sort_index()
+
+
+def _cxl_links(experiment: str, overrides: list[str]) -> list[int]:
+    spec = load_experiment(EXPERIMENTS / experiment, overrides)
+    return [i for i, link in enumerate(spec.topology.links) if link.protocol == "cxl"]
+
+
+@pytest.mark.parametrize("worse", ["cxl_penalty=0.5", "latency=150 ns"])
+@pytest.mark.parametrize("experiment, overrides, table, keys, columns", CASES,
+                         ids=[c[0].removesuffix(".yaml") for c in CASES])
+def test_a_worse_cxl_link_never_helps(experiment, overrides, table, keys, columns, worse):
+    links = _cxl_links(experiment, overrides)
+    assert links, "the experiment's topology has CXL links"
+    knob = [f"topology.links[{i}].{worse}" for i in links]
+    base = _table(experiment, overrides, table, keys)
+    slow = _table(experiment, [*overrides, *knob], table, keys)
+    moved = False
+    for column, sign in columns:
+        diff = (slow[column] - base[column]) * sign
+        assert (diff >= -1e-9 * base[column].abs().max()).all(), (column, diff[diff < 0])
+        moved |= bool((diff > 0).any())
+    assert moved, "the worse link changed nothing: is the knob wired to this kind?"
