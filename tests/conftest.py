@@ -69,3 +69,19 @@ def quick_validation() -> list[dict]:
     from cxlsim.validation.run import validate
 
     return validate(quick=True)
+
+
+@pytest.fixture
+def calls(monkeypatch) -> list[int]:
+    """Points of a ``routes`` sweep run in this process (jobs=1), in the order they ran."""
+    from cxlsim.experiments.kinds.routes import RoutesExperiment
+
+    seen: list[int] = []
+    original = RoutesExperiment.run
+
+    def counting(self, progress=False, point=0):
+        seen.append(point)
+        return original(self, progress, point)
+
+    monkeypatch.setattr(RoutesExperiment, "run", counting)
+    return seen

@@ -34,20 +34,6 @@ def write_sweep(tmp_path: Path, grid: str, heatmaps: str = "[latency_min_ns]") -
 GRID = f'{{"{HOP}": ["50 ns", "90 ns"]}}'
 
 
-@pytest.fixture
-def calls(monkeypatch) -> list[int]:
-    """Sweep points run in this process (jobs=1), in the order they ran."""
-    seen: list[int] = []
-    original = RoutesExperiment.run
-
-    def counting(self, progress=False, point=0):
-        seen.append(point)
-        return original(self, progress, point)
-
-    monkeypatch.setattr(RoutesExperiment, "run", counting)
-    return seen
-
-
 def _tree(folder: Path) -> dict[str, bytes]:
     """Every file under ``folder`` with its content, to show nothing was touched."""
     return {str(f.relative_to(folder)): f.read_bytes() for f in folder.rglob("*") if f.is_file()}

@@ -33,20 +33,6 @@ def write_experiment(tmp_path: Path, grid: str | None = None, heatmaps: str = "[
     return path
 
 
-@pytest.fixture
-def calls(monkeypatch) -> list[int]:
-    """Sweep points run in this process (jobs=1), in the order they ran."""
-    seen: list[int] = []
-    original = RoutesExperiment.run
-
-    def counting(self, progress=False, point=0):
-        seen.append(point)
-        return original(self, progress, point)
-
-    monkeypatch.setattr(RoutesExperiment, "run", counting)
-    return seen
-
-
 def test_grid_expands_to_points_with_expected_metrics(tmp_path):
     result = run_file(write_experiment(tmp_path), jobs=1)
     table = result.tables["points"]
