@@ -11,15 +11,22 @@ from cxlsim.apps import DecEval, DecEvalParams, run_pipeline
 from cxlsim.config import load_document, validate_document
 from cxlsim.errors import InputError
 from cxlsim.experiments import load_experiment
+from cxlsim.link import LinkParams
 from cxlsim.link.tlp import PcieConfig
 
 PARAMS = validate_document(DecEvalParams, load_document(REPO / "models/apps/deceval.yaml"))
 FLOWS_FILE = REPO / "experiments" / "deceval-flows.yaml"
+#: The accelerators' link of topologies/deceval.yaml.
+LINK = LinkParams(protocol="cxl", generation=3, width=16, cxl_penalty=0.75, latency=10.0)
+
+
+def _model(params=PARAMS, link=LINK) -> DecEval:
+    return DecEval(params, link, link)
 
 
 @pytest.fixture(scope="module")
 def times():
-    model = DecEval(PARAMS)
+    model = _model()
     return {f: model.run(f) for f in ("baseline", "p2p", "cxl_cache", "cxl_pipelined")}
 
 
@@ -42,7 +49,7 @@ def test_p2p_transfer_matches_the_pcie_write_bandwidth(times):
 
 
 def test_pipelined_flow_is_bounded_by_its_bottleneck(times):
-    model = DecEval(PARAMS)
+    model = _model()
     bottleneck = max(model.stage_times().values())
     assert times["cxl_pipelined"].total >= PARAMS.chunks * bottleneck
     assert times["cxl_pipelined"].total <= t_app(4, PARAMS.chunks, bottleneck) + 1e6
@@ -64,17 +71,18 @@ def test_move_pays_rule():
 
 
 def test_more_chunks_never_slow_the_pipeline_without_per_chunk_costs():
-    times = [DecEval(PARAMS.model_copy(update={"chunks": n})).run("cxl_pipelined").total
+    times = [_model(PARAMS.model_copy(update={"chunks": n})).run("cxl_pipelined").total
              for n in (26, 52, 104, 208)]
     assert times == sorted(times, reverse=True)
 
 
-def test_higher_cxl_latency_never_speeds_the_coherent_flows():
-    def run(latency):
-        cxl = PARAMS.cxl.model_copy(update={"latency": latency})
-        return DecEval(PARAMS.model_copy(update={"cxl": cxl})).run("cxl_cache").total
-    times = [run(lat) for lat in (40.0, 2000.0, 10000.0)]
-    assert times == sorted(times)
+def test_a_worse_cxl_link_never_speeds_the_coherent_flows():
+    def run(**change):
+        return _model(link=LINK.model_copy(update=change)).run("cxl_cache").total
+    times = [run(latency=lat) for lat in (10.0, 500.0, 2500.0)]
+    assert times == sorted(times) and times[0] < times[-1]
+    times = [run(cxl_penalty=p) for p in (0.9, 0.3, 0.1)]
+    assert times == sorted(times) and times[0] < times[-1]
 
 
 def test_flows_experiment_reports_speedups():
@@ -93,5 +101,9 @@ def test_chunks_experiment_finds_a_best_chunk_size():
 def test_bad_app_values_name_the_key():
     with pytest.raises(InputError, match=r"--set app.chunks=0: app.chunks: .*greater than or equal to 1"):
         load_experiment(FLOWS_FILE, ["app.chunks=0"])
-    with pytest.raises(InputError, match=r"app.cxl.penalty: .*less than or equal to 1"):
-        load_experiment(FLOWS_FILE, ["app.cxl.penalty=1.5"])
+    with pytest.raises(InputError, match=r"topology.links\[0\].cxl_penalty: .*less than or "
+                                         r"equal to 1"):
+        load_experiment(FLOWS_FILE, ["topology.links[0].cxl_penalty=1.5"])
+    with pytest.raises(InputError, match=r"the gpu's link must be a CXL link \(protocol: cxl\)"):
+        load_experiment(FLOWS_FILE, ["topology.links[1].protocol=pcie",
+                                     "topology.links[1].cxl_penalty=null"])

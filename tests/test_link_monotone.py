@@ -29,7 +29,12 @@ CASES = [
      [("bandwidth_GBps", -1), ("latency_ns", +1)]),
     ("bias.yaml", ["sizes=[4 KiB, 64 KiB]", "reuse=[1, 4]", "check_size=0"], "phases",
      ["size", "reuse", "policy"], [("time_ns", +1)]),
+    ("deceval-flows.yaml", [], "flows", ["flow"], [("total_s", +1), ("speedup", -1)]),
 ]
+#: How much worse, per experiment: DecEval's link hides behind the GPU until it is
+#: well below the 0.31 of PCIe the integration consumes (see notebooks/deceval.ipynb).
+WORSE = {"deceval-flows.yaml": ("cxl_penalty=0.2", "latency=2 us")}
+DEFAULT_WORSE = ("cxl_penalty=0.5", "latency=150 ns")
 
 
 def _table(experiment: str, overrides: list[str], name: str, keys: list[str]) -> pd.DataFrame:
@@ -42,12 +47,13 @@ def _cxl_links(experiment: str, overrides: list[str]) -> list[int]:
     return [i for i, link in enumerate(spec.topology.links) if link.protocol == "cxl"]
 
 
-@pytest.mark.parametrize("worse", ["cxl_penalty=0.5", "latency=150 ns"])
+@pytest.mark.parametrize("knob", [0, 1], ids=["cxl_penalty", "latency"])
 @pytest.mark.parametrize("experiment, overrides, table, keys, columns", CASES,
                          ids=[c[0].removesuffix(".yaml") for c in CASES])
-def test_a_worse_cxl_link_never_helps(experiment, overrides, table, keys, columns, worse):
+def test_a_worse_cxl_link_never_helps(experiment, overrides, table, keys, columns, knob):
     links = _cxl_links(experiment, overrides)
     assert links, "the experiment's topology has CXL links"
+    worse = WORSE.get(experiment, DEFAULT_WORSE)[knob]
     knob = [f"topology.links[{i}].{worse}" for i in links]
     base = _table(experiment, overrides, table, keys)
     slow = _table(experiment, [*overrides, *knob], table, keys)

@@ -27,8 +27,8 @@ EXPERIMENTS = REPO / "experiments"
     ("mlc-loaded-latency.yaml", ["host=nobody"],
      "host: 'nobody' is not a node of the topology; expected a host: 'host0'"),
     ("deceval-flows.yaml", ["topology.nodes[4].kind=gpu"],
-     "topology: DecEval needs an accelerator node of kind 'fpga' with a link (its PCIe "
-     "settings are the DMA engines'); found no fpga"),
+     "topology: DecEval needs an accelerator node of kind 'fpga' with a link (its PHY "
+     "carries the DMAs)"),
     ("ornl-transfer.yaml", ["sizes={start: 1 GiB, stop: 64 B}"],
      "sizes: stop (64 B) must not be below start (1,073,741,824 B)"),
 ])

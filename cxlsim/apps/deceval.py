@@ -11,10 +11,11 @@ chunk; GPU integration) and link transfers, run in the discrete-event simulator:
 * ``cxl_pipelined``: chunks flow through the stages concurrently (bounded buffers), the
   GPU reading each chunk coherently as soon as it is written.
 
-Transfers are bursts of TLPs (PCIe) or of line accesses (CXL) through link directions;
-a CXL link carries ``penalty`` of the PCIe effective bandwidth with a fixed ``latency``
-per access and ``mlp`` accesses in flight (the ORNL model's assumptions, as in
-``ornl-transfer``). Kernel and stage times are the measured per-chunk figures scaled
+Transfers are bursts of TLPs (PCIe) or of line accesses (CXL) through link directions.
+The accelerators sit on CXL links of the topology: DMA runs over their PHY as PCIe TLPs
+(CXL.io); a coherent access is a round trip over both links (their one-way latencies)
+with ``mlp`` accesses in flight, and each link carries its ``cxl_penalty`` of the PCIe
+effective bandwidth (the ORNL model's assumptions, on the topology's links). Kernel and stage times are the measured per-chunk figures scaled
 by bytes per chunk.
 """
 
@@ -33,7 +34,7 @@ from cxlsim.devices.memory import MemoryBackend
 from cxlsim.engine import Simulation
 from cxlsim.link.direction import LinkDirection
 from cxlsim.link.params import LinkParams
-from cxlsim.link.tlp import PcieConfig, tlp_bandwidth, write_wire_bytes
+from cxlsim.link.tlp import PcieConfig, cxl_fraction, tlp_bandwidth, write_wire_bytes
 from cxlsim.protocol.bulk import Bulk
 from cxlsim.protocol.journey import LINK, SERVE
 from cxlsim.units import LINE_BYTES, Bandwidth, Size, Time
@@ -67,10 +68,9 @@ class HostParams(StrictModel):
 
 
 class CxlParams(StrictModel):
-    """The CXL link of the coherent flows (ORNL assumptions)."""
+    """The accelerators' side of the coherent flows (the links' ``cxl_penalty`` and
+    latency come from the topology)."""
 
-    penalty: float = Field(gt=0, le=1, description="fraction of PCIe effective bandwidth")
-    latency: Time = Field(description="fixed latency of one coherent access")
     mlp: int = Field(64, ge=1, description="coherent line accesses in flight")
 
 
@@ -98,11 +98,13 @@ class FlowTime:
 
 
 class DecEval:
-    """Builds the system (PCIe Gen3 x16 links for FPGA and GPU) and runs a flow."""
+    """Runs a flow over the FPGA's and the GPU's links (CXL links: PCIe flows use their
+    PHY through CXL.io, the coherent flows their ``cxl_penalty`` and latency)."""
 
-    def __init__(self, params: DecEvalParams, pcie: PcieConfig | None = None) -> None:
+    def __init__(self, params: DecEvalParams, fpga: LinkParams, gpu: LinkParams) -> None:
         self.p = params
-        self.pcie = pcie or PcieConfig(3, 16)
+        self.links = {"fpga": fpga, "gpu": gpu}
+        self.pcie = PcieConfig(min(fpga.generation or 5, 5), fpga.width)
 
     # -- the stage times ---------------------------------------------------------
     @property
@@ -228,14 +230,16 @@ class DecEval:
 
     def _coherent(self, sim: Simulation) -> Bulk:
         """The GPU's coherent reads of the FPGA's output over CXL: a window of ``mlp``
-        line accesses of fixed latency, then the FPGA's and the GPU's CXL links."""
-        cxl, cfg = self.p.cxl, self.pcie
+        line accesses, each a round trip over both links (GPU -> host -> FPGA and back),
+        then the FPGA's and the GPU's CXL links at their share of PCIe bandwidth."""
+        cfg, fpga, gpu = self.pcie, self.links["fpga"], self.links["gpu"]
+        latency = 2 * (fpga.one_way_latency + gpu.one_way_latency)
         window = MemoryBackend(sim, "cxl_window", {
-            "media_latency": cxl.latency,
-            "media_bandwidth": cxl.mlp * LINE_BYTES / cxl.latency * 1e9 if cxl.latency else None})
+            "media_latency": latency,
+            "media_bandwidth": self.p.cxl.mlp * LINE_BYTES / latency * 1e9 if latency else None})
         window.claim()
-        links = [self._pcie(sim, "fpga_cxl_up", cxl.penalty),
-                 self._pcie(sim, "gpu_cxl_down", cxl.penalty)]
+        links = [self._pcie(sim, "fpga_cxl_up", cxl_fraction(fpga)),
+                 self._pcie(sim, "gpu_cxl_down", cxl_fraction(gpu))]
 
         def steps(burst: int) -> tuple:
             wire = write_wire_bytes(burst, cfg)

@@ -182,6 +182,15 @@ def dma_wire_bytes(n: int, op: DmaOp, cfg: PcieConfig,
     raise ValueError(f"DMA op must be 'write', 'read' or 'read_write', not {op!r}")
 
 
+def cxl_fraction(link: LinkParams) -> float:
+    """The fraction of its PHY's PCIe effective bandwidth a CXL link delivers to a
+    saturated read stream: its ``cxl_penalty``, or what the flit packing gives."""
+    if link.cxl_penalty is not None:
+        return link.cxl_penalty
+    pcie = tlp_bandwidth(PcieConfig(min(link.generation or 5, 5), link.width))
+    return link.raw_bandwidth * saturated_efficiency(link.flit, "read") / pcie
+
+
 def serializer_bandwidth(link: LinkParams, bandwidth: float) -> float:
     """What a direction's serializer moves: TLP bytes after DLLP/SKP overheads on PCIe,
     raw bytes on CXL (flit overheads are charged per message by the packer).

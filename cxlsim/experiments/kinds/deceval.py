@@ -4,7 +4,8 @@
 their times and speedups over the baseline, with the closed-form pipeline model beside
 the simulated pipelined flow. ``deceval-chunks`` reruns the flows over a range of chunk
 counts: application time and total transfer time against chunk size, and the best.
-A sweep over ``app.cxl.penalty`` x ``app.cxl.latency`` gives the architect's heat map.
+The accelerators' links come from the topology (CXL links: their ``cxl_penalty`` and
+``latency`` set the coherent flows); a sweep over them gives the architect's heat map.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from cxlsim.analytic import t_app
 from cxlsim.apps.deceval import FLOWS, DecEval, DecEvalParams, Flow
 from cxlsim.experiments.result import RunResult
 from cxlsim.experiments.spec import ExperimentSpec, register
-from cxlsim.link.tlp import PcieConfig
+from cxlsim.link.params import LinkParams
 from cxlsim.topology.schema import TopologySpec
 
 
@@ -28,25 +29,24 @@ class _DecEvalBase(ExperimentSpec):
 
     @field_validator("topology")
     @classmethod
-    def _has_a_linked_fpga(cls, topology: TopologySpec) -> TopologySpec:
-        fpgas = {n.name for n in topology.nodes if n.type == "accelerator" and n.kind == "fpga"}
-        if not any({lk.src.split(".")[0], lk.dst.split(".")[0]} & fpgas for lk in topology.links):
-            raise ValueError("DecEval needs an accelerator node of kind 'fpga' with a link "
-                             "(its PCIe settings are the DMA engines'); found "
-                             + (", ".join(sorted(fpgas)) + " without a link" if fpgas
-                                else "no fpga"))
+    def _linked_accelerators(cls, topology: TopologySpec) -> TopologySpec:
+        for kind in ("fpga", "gpu"):
+            link = _accelerator_link(topology, kind)
+            if link is None:
+                raise ValueError(f"DecEval needs an accelerator node of kind {kind!r} with a "
+                                 "link (its PHY carries the DMAs)")
+            if link.protocol != "cxl":
+                raise ValueError(f"the {kind}'s link must be a CXL link (protocol: cxl): the "
+                                 "coherent flows run on it, the DMAs on its PHY (CXL.io)")
         return topology
 
-    def _pcie(self) -> PcieConfig:
-        """The accelerators' PCIe settings, from the topology's link to the FPGA."""
-        fpga = next(n.name for n in self.topology.nodes
-                    if n.type == "accelerator" and n.kind == "fpga")
-        link = next(lk for lk in self.topology.links if fpga in (lk.src.split(".")[0],
-                                                                  lk.dst.split(".")[0]))
-        return PcieConfig(min(link.generation or 5, 5), link.width)
+    def model(self, app: DecEvalParams | None = None) -> DecEval:
+        """The DecEval model on this topology's FPGA and GPU links."""
+        return DecEval(app or self.app, _accelerator_link(self.topology, "fpga"),
+                       _accelerator_link(self.topology, "gpu"))
 
     def _times(self, app: DecEvalParams) -> dict[str, object]:
-        model = DecEval(app, self._pcie())
+        model = self.model(app)
         flows = ["baseline", *[f for f in self.flows if f != "baseline"]]
         return {f: model.run(f) for f in flows}
 
@@ -67,7 +67,7 @@ class DecEvalFlowsExperiment(_DecEvalBase):
         for t in times.values():
             metrics[f"time_s_{t.flow}"] = t.total / 1e9
             metrics[f"speedup_{t.flow}"] = base / t.total
-        model = DecEval(self.app, self._pcie())
+        model = self.model()
         stages = model.stage_times().values()
         metrics["pipeline_closed_form_s"] = t_app(len(stages), self.app.chunks, max(stages)) / 1e9
         long = table.melt(id_vars="flow", value_vars=["fpga_s", "transfers_s", "gpu_s"],
@@ -107,3 +107,10 @@ class DecEvalChunksExperiment(_DecEvalBase):
             fig.update_layout(template="plotly_white")
             figs[title] = fig
         return RunResult(self.name, self, metrics, {"chunks": table}, figs)
+
+
+def _accelerator_link(topology: TopologySpec, kind: str) -> LinkParams | None:
+    """The link of the topology's first accelerator of ``kind`` (gpu or fpga)."""
+    names = [n.name for n in topology.nodes if n.type == "accelerator" and n.kind == kind]
+    return next((lk for lk in topology.links for name in names
+                 if name in (lk.src.split(".")[0], lk.dst.split(".")[0])), None)
