@@ -10,9 +10,9 @@ from cxlsim.topology import load_topology
 from cxlsim.topology.elaborate import System
 
 
-def _system(name):
+def _system(name, overrides=()):
     sim = Simulation()
-    return sim, System(sim, load_topology(REPO / "topologies" / f"{name}.yaml"))
+    return sim, System(sim, load_topology(REPO / "topologies" / f"{name}.yaml", overrides))
 
 
 def test_switch_pool_shares_one_upstream_link_between_four_paths():
@@ -38,7 +38,8 @@ def test_unloaded_read_through_the_switch_is_the_sum_of_its_parts():
 
 
 def test_dma_engine_on_a_pcie_gen3_link_matches_the_closed_form():
-    sim, system = _system("deceval")
+    sim, system = _system("deceval", ["links[0].protocol=pcie", "links[0].cxl_penalty=null",
+                                      "links[0].port_latency=10 ns", "links[0].latency=0"])
     dma = system.dma_engine("host0", "fpga0", setup_latency=738.77)
     out = []
     dma.transfer(1 << 20, "read_write", out.append)
@@ -60,3 +61,28 @@ def test_cache_path_needs_host_memory_and_mem_path_a_memory_device():
     _, deceval = _system("deceval")
     with pytest.raises(ValueError, match="'fpga0' is not a CXL device with memory"):
         deceval.mem_path("host0", "fpga0")
+
+
+def test_a_cxl_penalty_stretches_cxl_mem_messages_only():
+    from cxlsim.link import LinkDirection, LinkParams, saturated_efficiency
+    from cxlsim.link.direction import CACHEMEM, IO
+    from cxlsim.link.tlp import PcieConfig, cachemem_scale, tlp_bandwidth
+
+    link = LinkParams(protocol="cxl", generation=3, width=16, cxl_penalty=0.3,
+                      retry_buffer=0)
+    sim = Simulation()
+    io, mem = LinkDirection(sim, "io", link), LinkDirection(sim, "mem", link)
+    t_io = io.reserve(68_000, 0.0, IO) - io.latency
+    t_mem = mem.reserve(68_000, 0.0, CACHEMEM) - mem.latency
+    assert t_mem == pytest.approx(t_io * cachemem_scale(link))
+    # a saturated read stream then delivers 0.3 of the PHY's PCIe effective bandwidth
+    data = 68_000 * saturated_efficiency("68B", "read") / t_mem * 1e9
+    assert data == pytest.approx(0.3 * tlp_bandwidth(PcieConfig(3, 16)))
+
+    def dma_time(penalty):  # DMA is CXL.io: the penalty does not touch it
+        sim, system = _system("deceval", [f"links[0].cxl_penalty={penalty}"])
+        out = []
+        system.dma_engine("host0", "fpga0").transfer(1 << 20, "write", out.append)
+        sim.run()
+        return out[0]
+    assert dma_time(0.3) == dma_time(0.9)

@@ -29,6 +29,7 @@ from typing import Any
 
 from cxlsim.engine import Component, call_later
 from cxlsim.link.params import LinkParams
+from cxlsim.link.tlp import cachemem_scale
 
 IO, CACHEMEM = 0, 1
 
@@ -41,8 +42,10 @@ class LinkDirection(Component):
 
     ``bandwidth`` (B/s) is what the serializer moves: the raw rate for flit-packed
     CXL.cachemem messages (their wire bytes include the flit overheads), the TLP rate
-    after DLLP overheads for PCIe. Delivery comes ``params.one_way_latency`` plus one
-    flit of accumulation at the receiver after the last byte leaves.
+    after DLLP overheads for PCIe. A link's ``cxl_penalty`` stretches CXL.cachemem
+    messages only (:func:`~cxlsim.link.tlp.cachemem_scale`). Delivery comes
+    ``params.one_way_latency`` plus one flit of accumulation at the receiver after the
+    last byte leaves.
     """
 
     Params = LinkParams
@@ -72,6 +75,8 @@ class LinkDirection(Component):
             self._ns_per_byte /= self.retry_cap
         else:
             self.retry_cap = 1.0
+        self._ns_per_byte_io = self._ns_per_byte
+        self._ns_per_byte *= cachemem_scale(p)
         self._p_flit_error = -math.expm1(p.flit_bytes * 8 * math.log1p(-p.ber)) if p.ber else 0.0
         self._rng = sim.rng
         self.busy_ns = 0.0
@@ -183,7 +188,7 @@ class LinkDirection(Component):
         time order, so reserving in call order is reserving in arrival order.
         """
         start = at if at > self.free_at else self.free_at
-        duration = wire_bytes * self._ns_per_byte
+        duration = wire_bytes * (self._ns_per_byte if stack else self._ns_per_byte_io)
         if self._p_flit_error and self._rng.random() < -math.expm1(
                 wire_bytes / self._flit_bytes * math.log1p(-self._p_flit_error)):
             duration += self._replay_ns(duration)

@@ -184,24 +184,35 @@ def dma_wire_bytes(n: int, op: DmaOp, cfg: PcieConfig,
 
 def cxl_fraction(link: LinkParams) -> float:
     """The fraction of its PHY's PCIe effective bandwidth a CXL link delivers to a
-    saturated read stream: its ``cxl_penalty``, or what the flit packing gives."""
-    if link.cxl_penalty is not None:
-        return link.cxl_penalty
+    saturated read stream: what the flit packing gives, or less (its ``cxl_penalty``)."""
+    return _packed_fraction(link) / cachemem_scale(link)
+
+
+def _packed_fraction(link: LinkParams) -> float:
+    """Saturated CXL.mem read data over PCIe effective bandwidth on the same PHY."""
     pcie = tlp_bandwidth(PcieConfig(min(link.generation or 5, 5), link.width))
     return link.raw_bandwidth * saturated_efficiency(link.flit, "read") / pcie
 
 
 def serializer_bandwidth(link: LinkParams, bandwidth: float) -> float:
     """What a direction's serializer moves: TLP bytes after DLLP/SKP overheads on PCIe,
-    raw bytes on CXL (flit overheads are charged per message by the packer).
-
-    A CXL link with a ``cxl_penalty`` p is slowed (never sped up) so that a saturated
-    read stream, after the packer's flit overheads, delivers p x the PCIe effective
-    bandwidth of the same PHY -- the ORNL model's definition, on the flit model.
-    """
+    raw bytes on CXL (flit overheads are charged per message by the packer)."""
     if link.protocol == "pcie" and link.generation is not None and link.generation <= 5:
         return min(bandwidth, tlp_bandwidth(PcieConfig(link.generation, link.width)))
-    if link.cxl_penalty is not None:
-        pcie = tlp_bandwidth(PcieConfig(link.generation, link.width))
-        return min(bandwidth, link.cxl_penalty * pcie / saturated_efficiency(link.flit, "read"))
     return bandwidth
+
+
+def cachemem_scale(link: LinkParams) -> float:
+    """How much longer CXL.cache/.mem messages take on ``link`` than the flit packing
+    says: 1, or for a ``cxl_penalty`` p below what the packing gives, the factor that
+    makes a saturated read stream deliver p x the PHY's PCIe effective bandwidth (the
+    ORNL model's definition, on the flit model). CXL.io (PCIe TLPs) is not scaled."""
+    if link.cxl_penalty is None:
+        return 1.0
+    return max(1.0, _packed_fraction(link) / link.cxl_penalty)
+
+
+def cachemem_bandwidth(link: LinkParams, bandwidth: float) -> float:
+    """The serializer bandwidth as CXL.cache/.mem messages see it (see
+    :func:`cachemem_scale`); ``bandwidth`` itself for a PCIe link."""
+    return serializer_bandwidth(link, bandwidth) / cachemem_scale(link)

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from cxlsim.link.flits import wire_bytes_per_message
 from cxlsim.link.params import LinkParams
-from cxlsim.link.tlp import serializer_bandwidth
+from cxlsim.link.tlp import cachemem_bandwidth
 from cxlsim.memory.dram import DramParams, DramTarget
 from cxlsim.memory.loaded import Server, md1_wait, mg1_wait
 from cxlsim.units import LINE_BYTES
@@ -87,7 +87,7 @@ class ExpanderTarget:
                 continue
             link = edge["link"]
             mode = mode or link.flit or "68B"
-            ns_per_byte, latency = direction_timing(link, serializer_bandwidth(
+            ns_per_byte, latency = direction_timing(link, cachemem_bandwidth(
                 link, edge["bandwidth"]))
             self.hops.append(_Hop(link.name or f"{a}-{b}", ns_per_byte, latency))
         if not self.hops:

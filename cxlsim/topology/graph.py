@@ -15,7 +15,7 @@ import networkx as nx
 
 from cxlsim.config.source import Document, KeyPath, format_path
 from cxlsim.errors import InputError
-from cxlsim.link.tlp import serializer_bandwidth
+from cxlsim.link.tlp import cachemem_bandwidth
 from cxlsim.topology.schema import DEVICE_TYPES, TopologySpec
 
 
@@ -29,8 +29,9 @@ class Route:
     latency: float
     """One-way latency in ns: links plus root port and switch traversals."""
     bandwidth: float
-    """Bottleneck bandwidth in B/s, per direction, as each link's serializer moves it: raw
-    after line encoding on CXL (less with a ``cxl_penalty``), TLP bytes on PCIe."""
+    """Bottleneck bandwidth in B/s, per direction, as each link's serializer moves the
+    route's traffic: raw after line encoding for CXL.cache/.mem (less with a
+    ``cxl_penalty``), TLP bytes on PCIe."""
     links: int
     """Number of links crossed (host-internal attachments not counted)."""
 
@@ -170,7 +171,7 @@ def routes(graph: nx.Graph) -> list[Route]:
             latency = sum(e["latency"] for e in edges) + sum(
                 graph.nodes[n]["latency"] for n in path[1:-1])
             bandwidth = min(e["bandwidth"] if e["internal"] else
-                            serializer_bandwidth(e["link"], e["bandwidth"]) for e in edges)
+                            cachemem_bandwidth(e["link"], e["bandwidth"]) for e in edges)
             out.append(Route(host, device, path, latency, bandwidth,
                              sum(not e["internal"] for e in edges)))
     return out
