@@ -200,15 +200,15 @@ def _flip_time(pages, dirty, mlp, burst=1):
 
 @settings(max_examples=25, deadline=None)
 @given(pages=st.integers(1, 3), dirty=st.tuples(st.floats(0, 1), st.floats(0, 1)),
-       mlp=st.tuples(st.integers(1, 64), st.integers(1, 64)), burst=st.sampled_from([1, 4]))
-def test_flip_cost_grows_with_dirty_fraction_and_shrinks_with_mlp(pages, dirty, mlp, burst):
+       mlp=st.tuples(st.integers(1, 64), st.integers(1, 64)))
+def test_flip_cost_grows_with_dirty_fraction_and_shrinks_with_mlp(pages, dirty, mlp):
+    # Exact, line-by-line mode. Batched bursts (burst > 1) regroup clean and dirty lines
+    # and can break this ordering by up to ~11 % when the MLP is small against the
+    # burst (a random search); the bias experiment reports that error as burst_error.
     lo, hi = sorted(dirty)
     few, many = sorted(mlp)
-    # bursts of 4 lines regroup clean and dirty lines differently: a batching error of
-    # a few ns in microseconds (e.g. 4214.3 clean vs 4213.1 ns with 6 of 64 lines dirty)
-    slack = 1e-6 if burst == 1 else 1e-3 * _flip_time(pages, hi, few, burst)
-    assert _flip_time(pages, lo, few, burst) <= _flip_time(pages, hi, few, burst) + slack
-    assert _flip_time(pages, hi, many, burst) <= _flip_time(pages, hi, few, burst) + slack
+    assert _flip_time(pages, lo, few, 1) <= _flip_time(pages, hi, few, 1) + 1e-6
+    assert _flip_time(pages, hi, many, 1) <= _flip_time(pages, hi, few, 1) + 1e-6
 
 
 # ------------------------------------------------------------------ host accesses

@@ -64,17 +64,20 @@ def installed(tmp_path_factory) -> Path:
     return env
 
 
-def _run(env: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+def _python(env: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """The venv's python, without this process's PYTHONPATH (it may point at a tree)."""
     clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "QUICK")}
-    return subprocess.run([str(env / "bin" / "python"), "-m", "cxlsim.cli", *args], cwd=cwd,
+    return subprocess.run([str(env / "bin" / "python"), *args], cwd=cwd,
                           capture_output=True, text=True, env=clean, timeout=900)
 
 
+def _run(env: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return _python(env, "-m", "cxlsim.cli", *args, cwd=cwd)
+
+
 def test_the_wheel_validates_and_runs_outside_the_clone(installed, tmp_path):
-    where = subprocess.run([str(installed / "bin" / "python"), "-c",
-                            "import cxlsim, cxlsim.resources as r; print(cxlsim.__file__); "
-                            "print(r.bundled('models'))"],
-                           cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+    where = _python(installed, "-c", "import cxlsim, cxlsim.resources as r; "
+                    "print(cxlsim.__file__); print(r.bundled('models'))", cwd=tmp_path).stdout
     module, models = where.split()
     assert str(installed) in module and str(REPO) not in module
     assert models.endswith("cxlsim/_data/models") and str(installed) in models
