@@ -8,6 +8,7 @@ status 2; nothing else in cxlsim should print a traceback for bad input.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -58,3 +59,20 @@ class InputError(Exception):
 
     def __str__(self) -> str:
         return "\n".join([self.headline()] + [f"  also: {e.headline()}" for e in self.also])
+
+
+def shown(value: Any) -> str:
+    """A value found in a user's file as a message shows it: text quoted, ``true``,
+    ``nothing (null)``, ``a list [...]``; long values cut to about 60 characters."""
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (list, tuple, dict)):
+        noun = "mapping" if isinstance(value, dict) else "list"
+        return f"an empty {noun}" if not value else f"a {noun} {_cut(repr(value))}"
+    return _cut(repr(value))
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -29,6 +29,14 @@ def bundled_file(folder: str, name: str) -> Path | None:
     """``folder``'s shipped file ``name`` (``.yaml`` may be left off), if there is one."""
     base = bundled(folder)
     for candidate in (base / name, base / f"{name}.yaml"):
-        if candidate.is_file() and candidate.resolve().is_relative_to(base.resolve()):
+        if is_file(candidate) and candidate.resolve().is_relative_to(base.resolve()):
             return candidate
     return None
+
+
+def is_file(path: Path) -> bool:
+    """Whether ``path`` is a file; a name the system cannot look up (too long) is not."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False

@@ -156,8 +156,9 @@ def _suggest(kind: _Kind, unit: str) -> str:
 def _parse(kind: _Kind, value: Any) -> float | int:
     """Read ``value`` (a string with a unit, or a bare number) as ``kind`` in internal units."""
     def fail(reason: str) -> UnitError:
+        found = str(value).lower() if isinstance(value, bool) else repr(value)  # as in YAML
         return UnitError(f"expected {kind.noun} such as {_either(kind.examples)}; "
-                         f"found {value!r} ({reason})")
+                         f"found {found} ({reason})")
 
     if isinstance(value, str):
         m = _NUMBER.fullmatch(value)

@@ -49,7 +49,8 @@ def test_validation_error_names_file_line_column_and_key(write):
     err = info.value
     assert err.location == Location(str(path), 5, 12)
     assert err.key == "nodes[0].cores"
-    assert str(err).startswith(f"{path}:5:12: nodes[0].cores: expected a valid integer")
+    assert str(err).startswith(f"{path}:5:12: nodes[0].cores: expected a whole number; "
+                              "found 'many'")
     assert "found 'many'" in str(err)
     assert "\n" not in str(err)
 
@@ -118,7 +119,7 @@ def test_yaml_merge_key_without_override():
 def test_recursive_yaml_anchor_is_an_input_error():
     with pytest.raises(InputError) as info:
         parse_yaml("a: &x [*x]\n", "r.yaml")
-    assert str(info.value).startswith("r.yaml:1:4: a[0]: recursive alias")
+    assert str(info.value) == "r.yaml:1:8: a[0]: recursive alias: *x stands for a node that contains it"
     for text in ("a: &x {b: *x}\n", "a: &x {<<: *x}\n", "a: &x {b: {<<: *x}}\n"):
         with pytest.raises(InputError, match=r"^r\.yaml:1:\d+: .*recursive alias"):
             parse_yaml(text, "r.yaml")
@@ -244,7 +245,8 @@ def test_toml_validation_error_names_file_and_key(write):
     path = write("t.toml", SWITCH_POOL_TOML.replace('ports = 8', 'ports = "eight"'))
     with pytest.raises(InputError) as info:
         load_topology(path)
-    assert str(info.value).startswith(f"{path}: nodes[2].ports: expected a valid integer")
+    assert str(info.value).startswith(f"{path}: nodes[2].ports: expected a whole number; "
+                                      "found 'eight'")
 
 
 def test_invalid_toml_message(write):
@@ -453,7 +455,9 @@ def test_set_needs_key_and_equals(text):
 def test_set_value_that_is_not_yaml():
     with pytest.raises(InputError) as info:
         parse_assignment("links[0].width=[1,")
-    assert str(info.value) == "--set links[0].width=[1,: cannot read value '[1,' as YAML"
+    assert str(info.value) == ("--set links[0].width=[1,: cannot read value '[1,' as YAML "
+                               "(invalid YAML: expected the node content, but found "
+                               "'<stream end>')")
 
 
 def _doc() -> Document:
@@ -641,9 +645,8 @@ def _laughs(levels: int) -> str:
 def test_alias_expansion_is_capped():
     with pytest.raises(InputError) as err:
         parse_yaml(_laughs(8), "lol.yaml")  # 10^9 values if built
-    assert "expands to more than 200,000 values (through aliases?); refusing to build it" \
-        in str(err.value)
-    assert str(err.value).startswith("lol.yaml:")
+    assert str(err.value) == ("lol.yaml:6:8: f[0]: aliases expand to more than 200,000 "
+                              "values; refusing to build it")
     assert parse_yaml(_laughs(3), "ok.yaml").data["d"][0][0][0] == ["lol"] * 10  # 10^4: fine
 
 
@@ -651,7 +654,8 @@ def test_merge_expansion_is_capped():
     text = "a: &a {" + ", ".join(f"k{i}: {i}" for i in range(10)) + "}\n"
     for prev, name in zip("abcdefgh", "bcdefghi"):
         text += f"{name}: &{name} {{<<: [" + ", ".join([f"*{prev}"] * 10) + "]}\n"
-    with pytest.raises(InputError, match=r"merges \(<<\) expand to more than 200,000 keys"):
+    with pytest.raises(InputError, match=r"^merge\.yaml:\d+:\d+: .*aliases expand to more than "
+                                         r"200,000 values"):
         parse_yaml(text, "merge.yaml")
 
 

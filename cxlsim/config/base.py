@@ -11,8 +11,11 @@ class StrictModel(BaseModel):
     Unknown keys are the commonest mistake in hand-written YAML (a misspelt key would
     otherwise be silently ignored and a default used), so every schema forbids them.
     It is also the base of every component's parameters (``Component.Params``).
-    Convention: every field is declared with ``Field(..., description="...")``, units
-    included, so schemas document themselves (``cxlsim schema``) and in messages.
+    Numbers must be finite: a NaN or infinite parameter would only fail later, far from
+    where it was written. Convention: every field is declared with
+    ``Field(..., description="...")``, units included, so schemas document themselves
+    (``cxlsim schema``) and in messages.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True,
+                              allow_inf_nan=False)

@@ -10,10 +10,8 @@ import copy
 import re
 from typing import Any
 
-import yaml
-
 from cxlsim.config.presets import PRESET_KEY
-from cxlsim.config.source import Document, KeyPath, format_path
+from cxlsim.config.source import MAX_DEPTH, Document, KeyPath, format_path, yaml_value
 from cxlsim.errors import InputError, Location
 
 _PART = re.compile(r"([A-Za-z_][\w-]*)((?:\[\d+\])*)")
@@ -34,10 +32,13 @@ def parse_assignment(text: str) -> tuple[KeyPath, Any]:
             raise InputError(f"malformed key {key.strip()!r}; {expected}", location=where)
         path.append(match.group(1))
         path.extend(int(i) for i in _INDEX.findall(match.group(2)))
+    if len(path) > MAX_DEPTH:
+        raise InputError(f"key nested too deeply (at most {MAX_DEPTH} levels)", location=where)
     try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
-    except yaml.YAMLError:
-        raise InputError(f"cannot read value {raw!r} as YAML", location=where) from None
+        value = yaml_value(raw, str(where)) if raw.strip() else ""
+    except InputError as exc:  # the same limits as a file, without its line numbers
+        raise InputError(f"cannot read value {raw!r} as YAML ({exc.message})",
+                         location=where) from None
     return tuple(path), value
 
 

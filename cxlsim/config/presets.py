@@ -10,15 +10,19 @@ the folders above the referencing file first and then in the models shipped with
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
-from cxlsim.config.source import (TOML_SUFFIXES, YAML_SUFFIXES, Document, KeyPath,
-                                  format_path, load_file)
-from cxlsim.errors import InputError
+from cxlsim.config.source import (MAX_DEPTH, TOML_SUFFIXES, YAML_SUFFIXES, Document,
+                                  KeyPath, format_path, load_file)
+from cxlsim.errors import InputError, shown
 from cxlsim.resources import bundled
 
 PRESET_KEY = "preset"
+
+# Folders and a file name under models/: no absolute paths, no '..', nothing too long.
+_PRESET_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*")
 
 
 def find_preset(name: str, near: str) -> Path:
@@ -37,30 +41,39 @@ def find_preset(name: str, near: str) -> Path:
     raise KeyError(tried)
 
 
-def expand_presets(doc: Document, chain: tuple[str, ...] = ()) -> Document:
+def expand_presets(doc: Document, chain: tuple[str, ...] = (), depth: int = 0) -> Document:
     """Return a new document with every ``preset:`` reference merged in.
 
-    ``chain`` holds the preset files being expanded above this one, to catch cycles.
+    ``chain`` holds the preset files being expanded above this one, to catch cycles;
+    ``depth`` is how deep in the referencing files they are (each preset counting as a
+    level), so that presets naming presets cannot nest without bound.
     """
     locations = dict(doc.locations)
-    data = _expand(doc.data, (), doc, locations, chain)
+    data = _expand(doc.data, (), doc, locations, chain, depth)
     return Document(data, doc.source, locations)
 
 
-def _expand(value: Any, path: KeyPath, doc: Document, locations: dict, chain: tuple) -> Any:
-    if isinstance(value, list):
-        return [_expand(item, path + (i,), doc, locations, chain) for i, item in enumerate(value)]
-    if not isinstance(value, dict):
+def _expand(value: Any, path: KeyPath, doc: Document, locations: dict,
+            chain: tuple[str, ...], depth: int) -> Any:
+    if not isinstance(value, (dict, list)):
         return value
-    local = {k: _expand(v, path + (k,), doc, locations, chain)
+    if depth + len(path) >= MAX_DEPTH:
+        raise InputError(f"nested too deeply (at most {MAX_DEPTH} levels, counting the "
+                         "presets named on the way)", location=doc.locate(path),
+                         key=format_path(path) or None)
+    if isinstance(value, list):
+        return [_expand(item, path + (i,), doc, locations, chain, depth)
+                for i, item in enumerate(value)]
+    local = {k: _expand(v, path + (k,), doc, locations, chain, depth)
              for k, v in value.items() if k != PRESET_KEY}
     if PRESET_KEY not in value:
         return local
     name = value[PRESET_KEY]
     where = doc.locate(path + (PRESET_KEY,))
     key = format_path(path + (PRESET_KEY,))
-    if not isinstance(name, str) or not name:
-        raise InputError(f"expected a preset name such as 'links/pcie-gen3-x16'; found {name!r}",
+    if not isinstance(name, str) or not _PRESET_NAME.fullmatch(name) or len(name) > 100:
+        raise InputError("expected a preset name such as 'links/pcie-gen3-x16' (a path under "
+                         f"models/ without extension); found {shown(name)}",
                          location=where, key=key)
     try:
         preset_file = find_preset(name, doc.source)
@@ -70,7 +83,8 @@ def _expand(value: Any, path: KeyPath, doc: Document, locations: dict, chain: tu
                          location=where, key=key) from None
     if str(preset_file) in chain:
         raise InputError(f"preset {name!r} refers back to itself", location=where, key=key)
-    preset_doc = expand_presets(load_file(preset_file), chain + (str(preset_file),))
+    preset_doc = expand_presets(load_file(preset_file), chain + (str(preset_file),),
+                                depth + len(path) + 1)
     if not isinstance(preset_doc.data, dict):
         raise InputError("a preset file must hold a mapping of fields",
                          location=preset_doc.locate(()))

@@ -30,6 +30,7 @@ TOML_SUFFIXES = (".toml",)
 # nesting deeper, or expanding (through aliases) to more values, is refused.
 MAX_DEPTH = 64
 MAX_VALUES = 200_000
+_TOO_DEEP = f"nested too deeply (at most {MAX_DEPTH} levels)"
 
 
 @dataclass
@@ -86,9 +87,13 @@ def load_file(path: str | Path) -> Document:
     """Load a YAML or TOML file (chosen by extension) into a :class:`Document`."""
     path = Path(path)
     source = str(path)
-    if not path.is_file():
-        raise InputError(f"no such file (expected a {'/'.join(YAML_SUFFIXES + TOML_SUFFIXES)} file)",
-                         location=source)
+    try:
+        exists = path.is_file()
+    except OSError as exc:  # e.g. a name longer than the system allows
+        raise InputError(f"cannot read file: {exc.strerror}", location=source) from None
+    if not exists:
+        raise InputError(f"no such file (expected a {'/'.join(YAML_SUFFIXES + TOML_SUFFIXES)} "
+                         "file)", location=source)
     suffix = path.suffix.lower()
     try:
         text = path.read_text(encoding="utf-8")
@@ -109,21 +114,47 @@ def parse_toml(text: str, source: str) -> Document:
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"invalid TOML: {exc}", location=source) from None
     except RecursionError:
-        raise InputError(f"nested too deeply (at most {MAX_DEPTH} levels)",
-                         location=source) from None
+        raise InputError(_TOO_DEEP, location=source) from None
+    _check_toml_depth(data, source)
     return Document(data, source, {(): Location(source)})
+
+
+def _check_toml_depth(data: dict, source: str) -> None:
+    """Refuse tables nested deeper than :data:`MAX_DEPTH` (``[a.a.a...]`` headers build
+    them without recursion; everything reading the data afterwards recurses)."""
+    stack: list[tuple[Any, int, str]] = [(value, 1, key) for key, value in data.items()]
+    while stack:
+        value, depth, top = stack.pop()
+        if isinstance(value, (dict, list)):
+            if depth >= MAX_DEPTH:
+                raise InputError(_TOO_DEEP, location=source, key=top)
+            items = value.values() if isinstance(value, dict) else value
+            stack.extend((item, depth + 1, top) for item in items)
 
 
 def parse_yaml(text: str, source: str) -> Document:
     """Parse one YAML document, recording the line and column of every key and item."""
+    locations: dict[KeyPath, Location] = {}
+    data = _yaml_data(text, source, locations)
+    if data is None:
+        return Document({}, source, {(): Location(source)})
+    return Document(data, source, locations)
+
+
+def yaml_value(text: str, source: str) -> Any:
+    """One YAML value, such as a ``--set`` value, within the limits of a file (None if
+    the text holds none)."""
+    return _yaml_data(text, source, {})
+
+
+def _yaml_data(text: str, source: str, locations: dict[KeyPath, Location]) -> Any:
+    """The data of one YAML document (None if empty), its positions added to
+    ``locations``; every problem is an :class:`InputError`."""
     loader = yaml.SafeLoader(text)
     try:
-        _check_depth(text, source)
+        _check_shape(text, source)
         node = loader.get_single_node()
-        if node is None:
-            return Document({}, source, {(): Location(source)})
-        locations: dict[KeyPath, Location] = {}
-        data = _construct(loader, node, (), source, locations, _Budget())
+        return None if node is None else _construct(loader, node, (), source, locations)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         line = mark.line + 1 if mark else None
@@ -135,37 +166,99 @@ def parse_yaml(text: str, source: str) -> Document:
         raise InputError(f"invalid YAML: {exc}", location=source) from None
     finally:
         loader.dispose()
-    return Document(data, source, locations)
 
 
-def _check_depth(text: str, source: str) -> None:
-    """Refuse nesting deeper than :data:`MAX_DEPTH` before building anything (the YAML
-    composer recurses once per level)."""
-    depth = 0
+@dataclass
+class _Open:
+    """A YAML collection being read by :func:`_check_shape`."""
+
+    event: yaml.CollectionStartEvent
+    before: int          # values read before this collection began
+    height: int = 1      # levels of nesting in it, itself included
+    items: int = 0       # nodes read directly in it (a mapping's keys and values alike)
+    key: Any = None      # in a mapping: the key whose value is being read
+
+
+def _check_shape(text: str, source: str) -> None:
+    """Read the YAML events once, before anything is built, and refuse what would
+    exhaust the stack or the memory: nesting deeper than :data:`MAX_DEPTH`, more than
+    :data:`MAX_VALUES` values once aliases are expanded ("billion laughs"), and an
+    alias inside the node it names. Aliases count as what they stand for."""
+    stack: list[_Open] = []
+    anchors: dict[str, tuple[int, int]] = {}  # anchor -> (values, height) of its node
+    values = 0
     for event in yaml.parse(text, Loader=yaml.SafeLoader):
         if isinstance(event, yaml.CollectionStartEvent):
-            depth += 1
-            if depth > MAX_DEPTH:
-                raise InputError(f"nested too deeply (at most {MAX_DEPTH} levels)",
-                                 location=Location(source, event.start_mark.line + 1,
-                                                   event.start_mark.column + 1))
-        elif isinstance(event, yaml.CollectionEndEvent):
-            depth -= 1
+            if len(stack) >= MAX_DEPTH:
+                raise InputError(_TOO_DEEP, location=_event_mark(event, source))
+            values += 1
+            stack.append(_Open(event, values - 1))
+            continue
+        if isinstance(event, yaml.CollectionEndEvent):
+            done = stack.pop()
+            size, height, anchor = values - done.before, done.height, done.event.anchor
+        elif isinstance(event, yaml.AliasEvent):
+            if event.anchor not in anchors:  # undefined (the composer says so) or recursive
+                _refuse_recursive(event, stack, source)
+                continue
+            size, height = anchors[event.anchor]
+            anchor = None
+            values += size
+            _refuse_deep_alias(event, len(stack) + height, source)
+        elif isinstance(event, yaml.ScalarEvent):
+            values += 1
+            size, height, anchor = 1, 0, event.anchor
+        else:
+            continue
+        if values > MAX_VALUES:
+            what = "aliases expand to" if isinstance(event, yaml.AliasEvent) else "the file holds"
+            raise InputError(f"{what} more than {MAX_VALUES:,} values; refusing to build it",
+                             location=_event_mark(event, source),
+                             key=format_path(_open_path(stack)) or None)
+        if anchor is not None:
+            anchors[anchor] = (size, height)
+        if stack:
+            _add_item(stack[-1], event, height)
 
 
-class _Budget:
-    """Counts the values built from a file; aliases can multiply them without bound
-    ("billion laughs"), so building stops at :data:`MAX_VALUES`."""
+def _add_item(parent: _Open, event: yaml.Event, height: int) -> None:
+    """Count a finished node in its parent; a scalar in a key position becomes the key."""
+    parent.height = max(parent.height, height + 1)
+    if isinstance(parent.event, yaml.MappingStartEvent) and parent.items % 2 == 0:
+        parent.key = event.value if isinstance(event, yaml.ScalarEvent) else None
+    parent.items += 1
 
-    def __init__(self) -> None:
-        self.left = MAX_VALUES
 
-    def spend(self, node: yaml.Node, source: str, path: KeyPath) -> None:
-        self.left -= 1
-        if self.left < 0:
-            raise InputError(f"expands to more than {MAX_VALUES:,} values (through aliases?); "
-                             "refusing to build it", location=_mark(node, source),
-                             key=format_path(path) or None)
+def _open_path(stack: list[_Open]) -> KeyPath:
+    """The key path of the node being read, as far as keys are plain scalars."""
+    path: list[str | int] = []
+    for frame in stack:
+        if isinstance(frame.event, yaml.SequenceStartEvent):
+            path.append(frame.items)
+        elif frame.items % 2 == 1 and frame.key is not None:
+            path.append(frame.key)
+        else:
+            break
+    return tuple(path)
+
+
+def _refuse_deep_alias(event: yaml.AliasEvent, depth: int, source: str) -> None:
+    """An alias whose node, put in its place, nests deeper than :data:`MAX_DEPTH`."""
+    if depth > MAX_DEPTH:
+        raise InputError(f"nested too deeply (at most {MAX_DEPTH} levels, counting what "
+                         f"alias *{event.anchor} stands for)", location=_event_mark(event, source))
+
+
+def _refuse_recursive(event: yaml.AliasEvent, stack: list[_Open], source: str) -> None:
+    """An alias naming a collection still open around it would build an endless value."""
+    if any(frame.event.anchor == event.anchor for frame in stack):
+        raise InputError(f"recursive alias: *{event.anchor} stands for a node that contains "
+                         "it", location=_event_mark(event, source),
+                         key=format_path(_open_path(stack)) or None)
+
+
+def _event_mark(event: yaml.Event, source: str) -> Location:
+    return Location(source, event.start_mark.line + 1, event.start_mark.column + 1)
 
 
 def _mark(node: yaml.Node, source: str) -> Location:
@@ -177,25 +270,19 @@ VALUE_TAG = "tag:yaml.org,2002:value"
 
 
 def _construct(loader: yaml.SafeLoader, node: yaml.Node, path: KeyPath, source: str,
-               locations: dict[KeyPath, Location], budget: _Budget,
-               active: frozenset[int] = frozenset()) -> Any:
-    """Build plain data from a YAML node.
+               locations: dict[KeyPath, Location]) -> Any:
+    """Build plain data from a YAML node (whose size and depth :func:`_check_shape`
+    has bounded).
 
-    Rejects duplicate keys (YAML keeps the last), keys that are not text, and aliases
-    that refer to a node containing them. Keys merged in with ``<<`` may be overridden
-    by keys written in the mapping itself, as YAML specifies.
+    Rejects duplicate keys (YAML keeps the last) and keys that are not text. Keys
+    merged in with ``<<`` may be overridden by keys written in the mapping itself, as
+    YAML specifies.
     """
-    budget.spend(node, source, path)
     locations.setdefault(path, _mark(node, source))
-    if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)):
-        if id(node) in active:
-            raise InputError("recursive alias: a node refers to a node that contains it",
-                             location=_mark(node, source), key=format_path(path) or None)
-        active = active | {id(node)}
     if isinstance(node, yaml.MappingNode):
         out: dict[str, Any] = {}
         local_keys: set[str] = set()
-        for key_node, value_node, local in _flatten(node, path, source, frozenset()):
+        for key_node, value_node, local in _flatten(node, path, source):
             key = _key(loader, key_node, path, source)
             if key in out:
                 if local and key in local_keys:
@@ -205,11 +292,10 @@ def _construct(loader: yaml.SafeLoader, node: yaml.Node, path: KeyPath, source: 
             if local:
                 local_keys.add(key)
             locations[path + (key,)] = _mark(value_node, source)
-            out[key] = _construct(loader, value_node, path + (key,), source, locations, budget,
-                                  active)
+            out[key] = _construct(loader, value_node, path + (key,), source, locations)
         return out
     if isinstance(node, yaml.SequenceNode):
-        return [_construct(loader, item, path + (i,), source, locations, budget, active)
+        return [_construct(loader, item, path + (i,), source, locations)
                 for i, item in enumerate(node.value)]
     return _scalar(loader, node, path, source)
 
@@ -224,7 +310,7 @@ def _scalar(loader: yaml.SafeLoader, node: yaml.Node, path: KeyPath, source: str
                          location=_mark(node, source), key=format_path(path) or None) from None
 
 
-def _flatten(node: yaml.MappingNode, path: KeyPath, source: str, active: frozenset[int]
+def _flatten(node: yaml.MappingNode, path: KeyPath, source: str
              ) -> list[tuple[yaml.Node, yaml.Node, bool]]:
     """The key/value pairs of a mapping with ``<<`` merges resolved, without changing it.
 
@@ -232,10 +318,6 @@ def _flatten(node: yaml.MappingNode, path: KeyPath, source: str, active: frozens
     first mapping of a merge list takes precedence, as YAML specifies. The mapping's
     own pairs follow (flag ``True``).
     """
-    if id(node) in active:
-        raise InputError("recursive alias: a merge (<<) refers to a mapping that contains it",
-                         location=_mark(node, source), key=format_path(path) or None)
-    active = active | {id(node)}
     merged: list[tuple[yaml.Node, yaml.Node, bool]] = []
     own: list[tuple[yaml.Node, yaml.Node, bool]] = []
     for key_node, value_node in node.value:
@@ -251,11 +333,7 @@ def _flatten(node: yaml.MappingNode, path: KeyPath, source: str, active: frozens
             raise InputError("invalid YAML: a merge (<<) needs a mapping or a list of mappings",
                              location=_mark(value_node, source), key=format_path(path) or None)
         for sub in reversed(subs):
-            merged.extend((k, v, False) for k, v, _ in _flatten(sub, path, source, active))
-            if len(merged) > MAX_VALUES:
-                raise InputError(f"merges (<<) expand to more than {MAX_VALUES:,} keys; "
-                                 "refusing to build it", location=_mark(node, source),
-                                 key=format_path(path) or None)
+            merged.extend((k, v, False) for k, v, _ in _flatten(sub, path, source))
     return merged + own
 
 

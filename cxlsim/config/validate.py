@@ -8,6 +8,7 @@ suggests the closest allowed one.
 from __future__ import annotations
 
 import difflib
+import re
 import types
 import typing
 from typing import Any, TypeVar
@@ -15,7 +16,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from cxlsim.config.source import Document, KeyPath, format_path
-from cxlsim.errors import InputError
+from cxlsim.errors import InputError, shown
 from cxlsim.units import USER_INPUT
 
 M = TypeVar("M", bound=BaseModel)
@@ -57,13 +58,39 @@ def error_from_validation(model: type[BaseModel], doc: Document,
     remaining = [(i, err) for i, err in enumerate(errors)
                  if not (err["type"] == "missing" and tuple(err["loc"]) in explained)]
     remaining.sort(key=lambda item: (_RANK.get(item[1]["type"], 1), item[0]))
-    problems = [_problem(model, doc, err, hints.get(index)) for index, err in remaining]
+    problems = _join_alternatives([_problem(model, doc, err, hints.get(index))
+                                   for index, err in remaining])
     return problems[0].with_also(problems[1:])
+
+
+def _join_alternatives(problems: list[InputError]) -> list[InputError]:
+    """One problem per value: the members of a union each say what they expected of
+    the same value (``expected a number``, ``expected a list``); say it once, with "or"."""
+    out: list[InputError] = []
+    seen: dict[tuple, int] = {}
+    for problem in problems:
+        expected, sep, found = problem.message.partition("; found ")
+        where = (problem.location, problem.key, found)
+        if not (sep and expected.startswith("expected ")):
+            out.append(problem)
+        elif where in seen:
+            first = out[seen[where]]
+            before = first.message.partition("; found ")[0]
+            if expected not in before.split(" or "):
+                out[seen[where]] = InputError(f"{before} or {expected[len('expected '):]}; "
+                                              f"found {found}", location=first.location,
+                                              key=first.key)
+        else:
+            seen[where] = len(out)
+            out.append(problem)
+    return out
 
 
 def _problem(model: type[BaseModel], doc: Document, err: dict, meant: str | None) -> InputError:
     loc = tuple(err["loc"])
     path = _data_path(doc.data, loc, err["type"])
+    if err["type"] == "union_tag_invalid":  # point at the unknown tag itself
+        path += (str(err["ctx"]["discriminator"]).strip("'"),)
     return InputError(_message(model, loc, path, err, meant), location=doc.locate(path),
                       key=format_path(path) or None)
 
@@ -89,46 +116,96 @@ def _data_path(data: Any, loc: tuple, err_type: str) -> KeyPath:
     return tuple(path)
 
 
+# What a pydantic error type expected, in plain words; ``{name}`` is filled from its ctx.
+_EXPECTED = {
+    **dict.fromkeys(("int_type", "int_parsing", "int_from_float"), "a whole number"),
+    "int_parsing_size": "a whole number of at most 19 digits",
+    **dict.fromkeys(("float_type", "float_parsing"), "a number"),
+    "finite_number": "a finite number",
+    **dict.fromkeys(("bool_type", "bool_parsing"), "true or false"),
+    "string_type": "text",
+    **dict.fromkeys(("list_type", "tuple_type", "set_type"), "a list"),
+    **dict.fromkeys(("dict_type", "model_type", "model_attributes_type"),
+                    "a mapping of keys to values"),
+    "greater_than": "greater than {gt}",
+    "greater_than_equal": "greater than or equal to {ge}",
+    "less_than": "less than {lt}",
+    "less_than_equal": "less than or equal to {le}",
+    "multiple_of": "a multiple of {multiple_of}",
+    "string_too_short": "text of at least {min_length} character(s)",
+    "string_too_long": "text of at most {max_length} characters",
+    "string_pattern_mismatch": "text matching the pattern {pattern}",
+    "none_required": "nothing (null)",
+    "literal_error": "{expected}",
+    "enum": "one of {expected}",
+}
+
+
 def _message(model: type[BaseModel], loc: tuple, path: KeyPath, err: dict,
              meant: str | None = None) -> str:
+    """One problem in plain words: what was expected and what was found."""
     kind = err["type"]
     found = err.get("input")
+    ctx = err.get("ctx", {})
     if kind == "extra_forbidden":
         key = path[-1] if path else loc[-1]
         allowed = _allowed_keys(model, loc[:-1])
-        hint = ""
-        close = [meant] if meant else difflib.get_close_matches(str(key), allowed, n=1)
-        if close:
-            hint = f"; did you mean {close[0]!r}?"
-        elif allowed:
-            hint = f"; expected one of: {', '.join(sorted(allowed))}"
+        hint = _did_you_mean(key, [meant] if meant else allowed) or (
+            f"; expected one of: {', '.join(sorted(allowed))}" if allowed else "")
         return f"unknown key {key!r}{hint}"
     if kind == "missing":
         return "missing required key"
-    ctx = err.get("ctx", {})
+    if kind in ("union_tag_not_found", "union_tag_invalid"):
+        return _tag_message(model, loc, kind, ctx)
+    if kind in ("too_short", "too_long"):
+        return _length_message(kind, ctx, found)
+    if kind in ("value_error", "assertion_error"):
+        return err["msg"].split(", ", 1)[-1]  # "Value error, <our message>"
+    if kind in _EXPECTED:
+        expected = _EXPECTED[kind].format(**{k: _number(v) for k, v in ctx.items()})
+        hint = _did_you_mean(found, _quoted(ctx.get("expected", ""))) \
+            if kind == "literal_error" and isinstance(found, str) else ""
+        return f"expected {expected}; found {shown(found)}{hint}"
+    msg = err["msg"]  # an error type no schema of ours produces yet: pydantic's words
+    return f"{msg[0].lower()}{msg[1:]}; found {shown(found)}"
+
+
+def _did_you_mean(name: Any, allowed: list[str]) -> str:
+    """``; did you mean 'x'?`` for the allowed name closest to ``name``, if one is close."""
+    close = difflib.get_close_matches(str(name), allowed, n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _quoted(text: str) -> list[str]:
+    """The quoted names in pydantic's ``'a', 'b' or 'c'``."""
+    return re.findall(r"'([^']*)'", text)
+
+
+def _tag_message(model: type[BaseModel], loc: tuple, kind: str, ctx: dict) -> str:
+    """A tagged union (``type: host``) whose tag is missing or unknown."""
+    key = str(ctx.get("discriminator", "type")).strip("'")
+    tags = _tags(model, loc) or _quoted(ctx.get("expected_tags", ""))
+    choices = f"expected one of {', '.join(map(repr, tags))}" if tags else ""
     if kind == "union_tag_not_found":
-        tags = _tags(model, loc)
-        key = str(ctx.get("discriminator", "type")).strip("'")
-        return (f"missing required key {key!r}"
-                + (f" (one of {', '.join(map(repr, tags))})" if tags else ""))
-    if kind in ("model_type", "model_attributes_type", "dict_type"):
-        return f"expected a mapping of keys to values; found {_show(found)}"
+        return f"missing {key!r}" + (f"; {choices}" if choices else "")
+    tag = ctx.get("tag")
+    return f"unknown {key} {tag!r}" + (_did_you_mean(tag, tags) or f"; {choices}")
+
+
+def _length_message(kind: str, ctx: dict, found: Any) -> str:
+    """Too few or too many items in a list or mapping."""
+    count = len(found) if isinstance(found, (list, dict, str)) else None
     if kind == "too_short":
         least = ctx.get("min_length", 1)
-        return f"expected at least {least} item{'s' if least != 1 else ''}; found none" \
-            if not found else f"expected at least {least} items; found {len(found)}"
-    if kind == "too_long":
-        return f"expected at most {ctx.get('max_length')} items; found {_show(found)}"
-    msg = err["msg"]
-    for prefix in ("Value error, ", "Assertion failed, "):
-        if msg.startswith(prefix):
-            return msg[len(prefix):]
-    if msg.startswith("Input should be "):
-        msg = "expected " + msg[len("Input should be "):]
-    elif msg.startswith("Input tag "):
-        tags = err.get("ctx", {}).get("expected_tags", "")
-        return f"expected one of {tags}; found {err.get('ctx', {}).get('tag', found)!r}"
-    return f"{msg}; found {_show(found)}"
+        expected = f"at least {least} item{'s' if least != 1 else ''}"
+    else:
+        expected = f"at most {ctx.get('max_length')} items"
+    return f"expected {expected}; found {'none' if count == 0 else count or shown(found)}"
+
+
+def _number(value: Any) -> Any:
+    """``1`` rather than ``1.0`` for a bound written as a whole number."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
 def _tags(model: type[BaseModel], loc: tuple) -> list[str]:
@@ -149,11 +226,6 @@ def _tags(model: type[BaseModel], loc: tuple) -> list[str]:
     if typing.get_origin(tp) not in (typing.Union, types.UnionType):
         return []
     return [t for t in (_tag_of(_unwrap(m)) for m in typing.get_args(tp)) if t is not None]
-
-
-def _show(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _allowed_keys(model: type[BaseModel], loc: tuple) -> list[str]:

@@ -10,8 +10,8 @@ from cxlsim.config.source import Document
 from cxlsim.errors import InputError
 from cxlsim.experiments.spec import ExperimentSpec, experiment_kinds
 from cxlsim.memory.curvefile import curve_document
-from cxlsim.resources import bundled, bundled_file
-from cxlsim.topology.graph import build_graph
+from cxlsim.resources import bundled, bundled_file, is_file
+from cxlsim.topology.graph import build_graph, graph_problems
 
 
 def load_experiment(path: str | Path, overrides: list[str] | tuple[str, ...] = ()
@@ -29,7 +29,12 @@ def load_experiment(path: str | Path, overrides: list[str] | tuple[str, ...] = (
         found = "missing" if kind is None else f"found {kind!r}"
         raise InputError(f"expected 'kind' to be one of {', '.join(sorted(kinds))}; {found}",
                          location=doc.locate(("kind",)), key="kind")
-    spec = validate_document(kinds[kind], doc)
+    try:
+        spec = validate_document(kinds[kind], doc)
+    except InputError as exc:  # with the topology's graph problems found without it
+        more = graph_problems(doc.subdocument(("topology",))) \
+            if isinstance(doc.data.get("topology"), dict) else []
+        raise exc.with_also([_under_topology(e) for e in more]) from None
     if spec.topology is not None:
         try:
             build_graph(spec.topology, doc.subdocument(("topology",)))
@@ -53,7 +58,7 @@ def _include_topology(doc: Document, path: Path) -> Document:
     if not isinstance(ref, str):
         return doc
     topo_path = path.parent / ref
-    if not topo_path.is_file():
+    if not is_file(topo_path):
         topo_path = bundled_file("topologies", ref)
     if topo_path is None:
         shipped = ", ".join(sorted(p.stem for p in bundled("topologies").glob("*.yaml")))
@@ -72,7 +77,7 @@ def _include_curves(doc: Document, path: Path) -> Document:
         if isinstance(ref, str):
             key = ("curves", target)
             curve_path = path.parent / ref
-            if not curve_path.is_file():
+            if not is_file(curve_path):
                 raise InputError(f"curve file {str(curve_path)!r} not found (paths are "
                                  "relative to the experiment file)", location=doc.locate(key),
                                  key=f"curves.{target}")

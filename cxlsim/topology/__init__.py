@@ -12,11 +12,12 @@ from pathlib import Path
 import networkx as nx
 
 from cxlsim.config import load_document, validate_document
-from cxlsim.topology.graph import Route, build_graph, routes
+from cxlsim.errors import InputError
+from cxlsim.topology.graph import Route, build_graph, graph_problems, routes
 from cxlsim.topology.schema import DEVICE_TYPES, LinkSpec, TopologySpec
 
 __all__ = ["DEVICE_TYPES", "LinkSpec", "Route", "Topology", "TopologySpec", "build_graph",
-           "load_topology", "routes"]
+           "graph_problems", "load_topology", "routes"]
 
 
 @dataclass
@@ -38,6 +39,9 @@ class Topology:
 def load_topology(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> Topology:
     """Load, validate and check a topology file; errors name file, line and key."""
     doc = load_document(path, overrides)
-    spec = validate_document(TopologySpec, doc)
+    try:
+        spec = validate_document(TopologySpec, doc)
+    except InputError as exc:  # with the graph problems found without the bad parts
+        raise exc.with_also(graph_problems(doc)) from None
     graph = build_graph(spec, doc)
     return Topology(spec, graph, str(path), routes(graph))

@@ -8,9 +8,10 @@ where the file positions of the offending keys are known.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal, Union
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
 from cxlsim.config.base import StrictModel
 from cxlsim.devices.memory import MemoryBackendParams
@@ -18,11 +19,34 @@ from cxlsim.link.params import LinkParams
 from cxlsim.memory.dram import DramParams
 from cxlsim.units import Bandwidth, Frequency, Size, Time
 
-_NAME = r"^[A-Za-z_][A-Za-z0-9_-]*$"
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
+def _plain_name(name: str) -> str:
+    """Names are written in endpoints (``sw0.dp1``) and keys: no dots, spaces or leading
+    digit."""
+    if not _NAME.fullmatch(name):
+        raise ValueError("expected a name of letters, digits, '_' and '-', starting with a "
+                         f"letter or '_'; found {name!r}")
+    return name
+
+
+Name = Annotated[str, AfterValidator(_plain_name)]
+
+
+def check_endpoint(value: str) -> str:
+    """``value`` if it is a link endpoint, ``node`` or ``node.port``; else a ValueError."""
+    node, dot, port = value.partition(".")
+    if not node or (dot and not port) or "." in port:
+        raise ValueError(f"expected an endpoint 'node' or 'node.port'; found {value!r}")
+    return value
+
+
+Endpoint = Annotated[str, AfterValidator(check_endpoint)]
 
 
 class _Node(StrictModel):
-    name: str = Field(pattern=_NAME, description="unique node name (letters, digits, _ and -)")
+    name: Name = Field(description="unique node name (letters, digits, _ and -)")
 
 
 class HostSpec(_Node):
@@ -66,11 +90,15 @@ class CxlDeviceSpec(_Node, MemoryBackendParams):
     def _memory_described(self) -> CxlDeviceSpec:
         """A Type 2/3 device has memory: zero capacity or zero access time is a
         forgotten preset, not a device (it would answer a read in a few ns)."""
-        if self.cxl_type in (2, 3) and (
-                self.capacity == 0 or self.controller_latency + self.media_latency == 0):
-            raise ValueError(f"a CXL Type {self.cxl_type} device has memory: give its "
-                             "capacity and controller_latency/media_latency, or a preset "
-                             "such as 'devices/cxl-type3-expander'")
+        missing = [key for key, absent in (
+            ("capacity", self.capacity == 0),
+            ("controller_latency/media_latency", self.controller_latency + self.media_latency == 0))
+            if absent]
+        if self.cxl_type in (2, 3) and missing:
+            preset = ("; a preset such as 'devices/cxl-type3-expander' gives them"
+                      if self.cxl_type == 3 else "")
+            raise ValueError(f"a CXL Type {self.cxl_type} device has memory: missing "
+                             f"{' and '.join(missing)}{preset}")
         return self
 
 
@@ -114,17 +142,9 @@ DEVICE_TYPES = ("cxl_device", "accelerator", "pcie_device")
 class LinkSpec(LinkParams):
     """A link between two endpoints, ``node`` or ``node.port``."""
 
-    name: str | None = Field(None, pattern=_NAME, description="optional link name")
-    src: str = Field(alias="from", description="upstream endpoint: node or node.port")
-    dst: str = Field(alias="to", description="downstream endpoint: node or node.port")
-
-    @field_validator("src", "dst")
-    @classmethod
-    def _endpoint_form(cls, value: str) -> str:
-        node, _, port = value.partition(".")
-        if not node or (_ and not port) or "." in port:
-            raise ValueError(f"expected an endpoint 'node' or 'node.port'; found {value!r}")
-        return value
+    name: Name | None = Field(None, description="optional link name")
+    src: Endpoint = Field(alias="from", description="upstream endpoint: node or node.port")
+    dst: Endpoint = Field(alias="to", description="downstream endpoint: node or node.port")
 
 
 class TopologySpec(StrictModel):
