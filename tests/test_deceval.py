@@ -11,17 +11,19 @@ from cxlsim.apps import DecEval, DecEvalParams, run_pipeline
 from cxlsim.config import load_document, validate_document
 from cxlsim.errors import InputError
 from cxlsim.experiments import load_experiment
-from cxlsim.link import LinkParams
+from cxlsim.topology import load_topology
 from cxlsim.link.tlp import PcieConfig
 
 PARAMS = validate_document(DecEvalParams, load_document(REPO / "models/apps/deceval.yaml"))
 FLOWS_FILE = REPO / "experiments" / "deceval-flows.yaml"
-#: The accelerators' link of topologies/deceval.yaml.
-LINK = LinkParams(protocol="cxl", generation=3, width=16, cxl_penalty=0.75, latency=10.0)
+TOPOLOGY = load_topology(REPO / "topologies" / "deceval.yaml")
 
 
-def _model(params=PARAMS, link=LINK) -> DecEval:
-    return DecEval(params, link, link)
+def _model(params=PARAMS, overrides=()) -> DecEval:
+    """DecEval on topologies/deceval.yaml, ``overrides`` applied to both accelerator links."""
+    topology = load_topology(REPO / "topologies" / "deceval.yaml", list(overrides)) \
+        if overrides else TOPOLOGY
+    return DecEval(params, topology, "host0", "fpga0", "gpu0")
 
 
 @pytest.fixture(scope="module")
@@ -77,11 +79,12 @@ def test_more_chunks_never_slow_the_pipeline_without_per_chunk_costs():
 
 
 def test_a_worse_cxl_link_never_speeds_the_coherent_flows():
-    def run(**change):
-        return _model(link=LINK.model_copy(update=change)).run("cxl_cache").total
-    times = [run(latency=lat) for lat in (10.0, 500.0, 2500.0)]
+    def run(key, value):
+        overrides = [f"links[{i}].{key}={value}" for i in (0, 1)]
+        return _model(overrides=overrides).run("cxl_cache").total
+    times = [run("latency", lat) for lat in ("10 ns", "500 ns", "2500 ns")]
     assert times == sorted(times) and times[0] < times[-1]
-    times = [run(cxl_penalty=p) for p in (0.9, 0.3, 0.1)]
+    times = [run("cxl_penalty", p) for p in (0.9, 0.3, 0.1)]
     assert times == sorted(times) and times[0] < times[-1]
 
 

@@ -48,6 +48,30 @@ def test_dma_engine_on_a_pcie_gen3_link_matches_the_closed_form():
     assert out[0] == pytest.approx(t_pcie(1 << 20), rel=1e-3)
 
 
+def test_a_cache_transfer_needs_a_cxl_link_and_gets_its_share_of_the_pcie_rate():
+    overrides = ["links[1].protocol=pcie", "links[1].cxl_penalty=null"]
+    with pytest.raises(ValueError, match="gpu0_dma: a CXL.cache transfer needs a CXL link"):
+        _system("deceval", overrides)[1].dma_engine("host0", "gpu0", protocol="cache")
+    sim, system = _system("deceval", overrides)
+    cxl, pcie = [], []
+    system.dma_engine("host0", "fpga0", protocol="cache").transfer(1 << 24, "write", cxl.append)
+    system.dma_engine("host0", "gpu0").transfer(1 << 24, "write", pcie.append)
+    sim.run()
+    assert cxl[0] / pcie[0] == pytest.approx(1 / 0.75, rel=1e-3)  # cxl_penalty 0.75
+
+
+def test_cxl_io_gets_the_phys_tlp_rate_on_a_cxl_link():
+    sim, system = _system("deceval", ["links[1].protocol=pcie", "links[1].cxl_penalty=null"])
+    out = {}
+    for device in ("fpga0", "gpu0"):  # CXL and PCIe links of the same PHY, 10 ns each way
+        system.dma_engine("host0", device).transfer(
+            1 << 24, "write", lambda t, d=device: out.__setitem__(d, t))
+    sim.run()
+    out = [out["fpga0"], out["gpu0"]]
+    # the same TLP time; only the CXL side's 68 B flit accumulation (4.3 ns) differs
+    assert out[0] - out[1] == pytest.approx(68 / 15.753846 - 1 / 15.753846, abs=0.01)
+
+
 def test_dma_engine_needs_a_device_on_its_own_link():
     _, system = _system("switch-pool")
     with pytest.raises(ValueError, match="'cxl0' is 2 links from 'host0'"):
@@ -74,7 +98,9 @@ def test_a_cxl_penalty_stretches_cxl_mem_messages_only():
     io, mem = LinkDirection(sim, "io", link), LinkDirection(sim, "mem", link)
     t_io = io.reserve(68_000, 0.0, IO) - io.latency
     t_mem = mem.reserve(68_000, 0.0, CACHEMEM) - mem.latency
-    assert t_mem == pytest.approx(t_io * cachemem_scale(link))
+    # TLPs at the PHY's TLP rate, flits at the raw rate stretched by the penalty
+    assert t_io == pytest.approx(68_000 / tlp_bandwidth(PcieConfig(3, 16)) * 1e9)
+    assert t_mem == pytest.approx(68_000 / link.raw_bandwidth * 1e9 * cachemem_scale(link))
     # a saturated read stream then delivers 0.3 of the PHY's PCIe effective bandwidth
     data = 68_000 * saturated_efficiency("68B", "read") / t_mem * 1e9
     assert data == pytest.approx(0.3 * tlp_bandwidth(PcieConfig(3, 16)))

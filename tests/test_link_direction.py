@@ -23,9 +23,11 @@ EPS = 1e-9
 
 
 def link(monitor: bool = False, seed: int = 0, **params) -> tuple[Simulation, LinkDirection]:
-    """A fresh run with one x16 Gen5 CXL direction (no retry-buffer cap unless asked)."""
+    """A fresh run with one x16 32 GT/s CXL direction (no retry-buffer cap unless asked),
+    named by its rate, so both stacks move bytes at the raw rate (named by generation,
+    CXL.io would get the PHY's TLP rate)."""
     sim = Simulation(seed)
-    p = LinkParams(generation=5, width=16, **{"retry_buffer": 0, **params})
+    p = LinkParams(rate="32 GT/s", width=16, **{"retry_buffer": 0, **params})
     return sim, LinkDirection(sim, "link", p, monitor=monitor)
 
 

@@ -33,10 +33,11 @@ from cxlsim.devices.accelerator import ComputeEngine, ComputeEngineParams
 from cxlsim.devices.memory import MemoryBackend
 from cxlsim.engine import Simulation
 from cxlsim.link.direction import LinkDirection
-from cxlsim.link.params import LinkParams
-from cxlsim.link.tlp import PcieConfig, cxl_fraction, tlp_bandwidth, write_wire_bytes
+from cxlsim.link.tlp import coherent_wire_factor, phy_config, write_wire_bytes
 from cxlsim.protocol.bulk import Bulk
-from cxlsim.protocol.journey import LINK, SERVE
+from cxlsim.protocol.journey import LINK, LINK_IO, SERVE
+from cxlsim.topology import Topology
+from cxlsim.topology.elaborate import System
 from cxlsim.units import LINE_BYTES, Bandwidth, Size, Time
 
 Flow = Literal["baseline", "p2p", "cxl_cache", "cxl_pipelined"]
@@ -98,13 +99,14 @@ class FlowTime:
 
 
 class DecEval:
-    """Runs a flow over the FPGA's and the GPU's links (CXL links: PCIe flows use their
-    PHY through CXL.io, the coherent flows their ``cxl_penalty`` and latency)."""
+    """Runs a flow on ``topology``: the FPGA's and the GPU's own CXL links to ``host``
+    (PCIe flows use their PHY through CXL.io, the coherent flows their ``cxl_penalty``
+    and latency)."""
 
-    def __init__(self, params: DecEvalParams, fpga: LinkParams, gpu: LinkParams) -> None:
+    def __init__(self, params: DecEvalParams, topology: Topology, host: str, fpga: str,
+                 gpu: str) -> None:
         self.p = params
-        self.links = {"fpga": fpga, "gpu": gpu}
-        self.pcie = PcieConfig(min(fpga.generation or 5, 5), fpga.width)
+        self.topology, self.host, self.devices = topology, host, {"fpga": fpga, "gpu": gpu}
 
     # -- the stage times ---------------------------------------------------------
     @property
@@ -133,6 +135,10 @@ class DecEval:
         """Simulate ``flow``; the result's ``total`` is the application time."""
         sim = Simulation()
         env = sim.env
+        system = System(sim, self.topology)
+        self.links = {key: system.device_link(self.host, device)
+                      for key, device in self.devices.items()}
+        self.pcie = phy_config(self.links["fpga"][0].params)
         self._engines(sim)
         parts = {"fpga": 0.0, "transfers": 0.0, "gpu": 0.0}
         proc = env.process(getattr(self, f"_{flow}")(sim, parts))
@@ -170,7 +176,7 @@ class DecEval:
 
     def _baseline(self, sim: Simulation, parts: dict):
         env, p = sim.env, self.p
-        fpga_up, gpu_down = self._pcie(sim, "fpga_up"), self._pcie(sim, "gpu_down")
+        fpga_up, gpu_down = self.links["fpga"][0], self.links["gpu"][1]
         yield from self._fpga_all(env, parts)
         yield from self._timed(env, parts, "transfers", self._dma([fpga_up], env).move(
             p.data, p.host.dma_setup))
@@ -183,7 +189,7 @@ class DecEval:
 
     def _p2p(self, sim: Simulation, parts: dict):
         env, p = sim.env, self.p
-        links = [self._pcie(sim, "fpga_up"), self._pcie(sim, "gpu_down")]
+        links = [self.links["fpga"][0], self.links["gpu"][1]]
         yield from self._fpga_all(env, parts)
         yield from self._timed(env, parts, "transfers", self._dma(links, env).move(
             p.data, p.host.dma_setup))
@@ -211,19 +217,15 @@ class DecEval:
         parts["fpga"] = run.finished["fpga_write"][-1]
         parts["gpu"] = run.end - parts["fpga"]
 
-    # -- links and transfers --------------------------------------------------------
-    def _pcie(self, sim: Simulation, name: str, penalty: float = 1.0) -> LinkDirection:
-        phy = LinkParams(protocol="pcie", generation=self.pcie.generation,
-                         width=self.pcie.width, retry_buffer=0)
-        return LinkDirection(sim, name, phy, bandwidth=tlp_bandwidth(self.pcie) * penalty)
-
+    # -- transfers ------------------------------------------------------------------
     def _dma(self, links: list[LinkDirection], env: simpy.Environment) -> Bulk:
-        """PCIe DMA writes (MWr TLPs) through ``links``, forwarded by the root complex."""
+        """PCIe DMA writes (MWr TLPs, CXL.io) through ``links``, forwarded by the root
+        complex."""
         cfg, rc = self.pcie, self.p.host.root_complex
 
         def steps(burst: int) -> tuple:
             wire = write_wire_bytes(burst, cfg)
-            return tuple((LINK, link, wire, rc if k + 1 < len(links) else 0.0)
+            return tuple((LINK_IO, link, wire, rc if k + 1 < len(links) else 0.0)
                          for k, link in enumerate(links))
 
         return Bulk(env, steps)
@@ -231,19 +233,20 @@ class DecEval:
     def _coherent(self, sim: Simulation) -> Bulk:
         """The GPU's coherent reads of the FPGA's output over CXL: a window of ``mlp``
         line accesses, each a round trip over both links (GPU -> host -> FPGA and back),
-        then the FPGA's and the GPU's CXL links at their share of PCIe bandwidth."""
-        cfg, fpga, gpu = self.pcie, self.links["fpga"], self.links["gpu"]
-        latency = 2 * (fpga.one_way_latency + gpu.one_way_latency)
+        then the FPGA's and the GPU's CXL links, each at its share of the PCIe rate
+        (:func:`~cxlsim.link.tlp.coherent_wire_factor`)."""
+        cfg = self.pcie
+        links = [self.links["fpga"][0], self.links["gpu"][1]]
+        latency = 2 * sum(link.params.one_way_latency for link in links)
         window = MemoryBackend(sim, "cxl_window", {
             "media_latency": latency,
             "media_bandwidth": self.p.cxl.mlp * LINE_BYTES / latency * 1e9 if latency else None})
         window.claim()
-        links = [self._pcie(sim, "fpga_cxl_up", cxl_fraction(fpga)),
-                 self._pcie(sim, "gpu_cxl_down", cxl_fraction(gpu))]
+        factors = [coherent_wire_factor(link.params) for link in links]
 
         def steps(burst: int) -> tuple:
             wire = write_wire_bytes(burst, cfg)
             return ((SERVE, window, lambda txn, t: window.access(txn.size, t), 0.0),
-                    *((LINK, link, wire, 0.0) for link in links))
+                    *((LINK, link, wire * f, 0.0) for link, f in zip(links, factors)))
 
         return Bulk(sim.env, steps)

@@ -6,6 +6,11 @@ the round trips a measured DMA includes), then streams TLPs through the link: wr
 from the host's completer on the receive direction. It ends when the last write and
 the last completion have arrived.
 
+On a CXL link the engine can instead move the data the way the ORNL model sees a CXL
+transfer (``protocol: cache``): the same bytes as those TLPs, carried by CXL.cache
+flits on the link's cache/mem stack, so the link's ``cxl_penalty`` and latency set its
+time (:func:`~cxlsim.link.tlp.coherent_wire_factor`).
+
 The TLPs of a transfer are grouped into at most ``bursts`` bursts of whole read
 requests, each sent as one message with the exact wire bytes of its TLPs (from
 :mod:`cxlsim.link.tlp`), so 1 GiB costs a few hundred events; the only approximation is
@@ -16,15 +21,15 @@ request, i.e. at most ``1 / bursts`` of the transfer.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
 from cxlsim.config.base import StrictModel
 from cxlsim.engine import Component, call_later
-from cxlsim.link.direction import IO, LinkDirection
-from cxlsim.link.tlp import (DmaOp, PcieConfig, completion_wire_bytes, read_request_wire_bytes,
-                             split, write_wire_bytes)
+from cxlsim.link.direction import CACHEMEM, IO, LinkDirection
+from cxlsim.link.tlp import (DmaOp, PcieConfig, coherent_wire_factor, completion_wire_bytes,
+                             read_request_wire_bytes, split, write_wire_bytes)
 from cxlsim.units import Time
 
 
@@ -35,6 +40,9 @@ class DmaEngineParams(StrictModel):
                                                  "round trip, descriptor handling)")
     host_latency: Time = Field(0.0, description="host memory latency before completions")
     bursts: int = Field(256, ge=1, description="most messages a transfer is grouped into")
+    protocol: Literal["io", "cache"] = Field("io", description=(
+        "io: PCIe / CXL.io TLPs; cache: the same bytes over a CXL link's CXL.cache stack "
+        "(the ORNL model's CXL transfer)"))
 
 
 class _Transfer:
@@ -55,6 +63,12 @@ class DmaEngine(Component):
                  config: PcieConfig, parent: Component | None = None) -> None:
         super().__init__(sim, name, params, parent)
         self.tx, self.rx, self.config = tx, rx, config
+        if self.params.protocol == "cache":
+            if tx.params.protocol != "cxl":
+                raise ValueError(f"{name}: a CXL.cache transfer needs a CXL link")
+            self._stack, self._scale = CACHEMEM, coherent_wire_factor(tx.params)
+        else:
+            self._stack, self._scale = IO, 1.0
         tx.claim()
         rx.claim()
 
@@ -71,16 +85,17 @@ class DmaEngine(Component):
         pieces = split(n, chunk)
         reads, writes = op in ("read", "read_write"), op in ("write", "read_write")
         state = _Transfer(len(pieces) * (reads + writes), done, started)
+        stack, scale = self._stack, self._scale
         for piece in pieces:
             if reads:  # requests first: completions can start while writes stream
-                self.tx.send(IO, read_request_wire_bytes(piece, cfg), self._at_host,
-                             (piece, state))
+                self.tx.send(stack, read_request_wire_bytes(piece, cfg) * scale,
+                             self._at_host, (piece, state))
             if writes:
-                self.tx.send(IO, write_wire_bytes(piece, cfg), self._landed, state)
+                self.tx.send(stack, write_wire_bytes(piece, cfg) * scale, self._landed, state)
 
     def _at_host(self, payload: tuple[int, _Transfer]) -> None:
         piece, state = payload
-        self.rx.forward(IO, completion_wire_bytes(piece, self.config),
+        self.rx.forward(self._stack, completion_wire_bytes(piece, self.config) * self._scale,
                         self.env.now + self.params.host_latency, self._landed, state)
 
     def _landed(self, state: _Transfer) -> None:

@@ -8,13 +8,19 @@ part of the topology that produced them.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from cxlsim.config.base import StrictModel
-from cxlsim.engine.stats import Counter, Level, Tally
+from cxlsim.engine.stats import Counter, Level, StatsRegistry, Tally
 
-if TYPE_CHECKING:
-    from cxlsim.engine.simulation import Simulation
+
+class Simulation(Protocol):
+    """What a component needs of its simulation (:class:`cxlsim.engine.Simulation`):
+    the SimPy environment, the top-level components and the statistics registry."""
+
+    env: Any
+    components: list[Component]
+    stats: StatsRegistry
 
 
 class Component:

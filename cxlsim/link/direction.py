@@ -29,7 +29,7 @@ from typing import Any
 
 from cxlsim.engine import Component, call_later
 from cxlsim.link.params import LinkParams
-from cxlsim.link.tlp import cachemem_scale
+from cxlsim.link.tlp import cachemem_scale, io_bandwidth
 
 IO, CACHEMEM = 0, 1
 
@@ -42,8 +42,9 @@ class LinkDirection(Component):
 
     ``bandwidth`` (B/s) is what the serializer moves: the raw rate for flit-packed
     CXL.cachemem messages (their wire bytes include the flit overheads), the TLP rate
-    after DLLP overheads for PCIe. A link's ``cxl_penalty`` stretches CXL.cachemem
-    messages only (:func:`~cxlsim.link.tlp.cachemem_scale`). Delivery comes
+    after DLLP overheads for PCIe. PCIe / CXL.io TLPs get the TLP rate on a CXL link
+    too (:func:`~cxlsim.link.tlp.io_bandwidth`); a link's ``cxl_penalty`` stretches
+    CXL.cachemem messages only (:func:`~cxlsim.link.tlp.cachemem_scale`). Delivery comes
     ``params.one_way_latency`` plus one flit of accumulation at the receiver after the
     last byte leaves.
     """
@@ -75,7 +76,7 @@ class LinkDirection(Component):
             self._ns_per_byte /= self.retry_cap
         else:
             self.retry_cap = 1.0
-        self._ns_per_byte_io = self._ns_per_byte
+        self._ns_per_byte_io = self._ns_per_byte * bandwidth / io_bandwidth(p, bandwidth)
         self._ns_per_byte *= cachemem_scale(p)
         self._p_flit_error = -math.expm1(p.flit_bytes * 8 * math.log1p(-p.ber)) if p.ber else 0.0
         self._rng = sim.rng

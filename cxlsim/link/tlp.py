@@ -190,16 +190,37 @@ def cxl_fraction(link: LinkParams) -> float:
 
 def _packed_fraction(link: LinkParams) -> float:
     """Saturated CXL.mem read data over PCIe effective bandwidth on the same PHY."""
-    pcie = tlp_bandwidth(PcieConfig(min(link.generation or 5, 5), link.width))
+    pcie = tlp_bandwidth(phy_config(link))
     return link.raw_bandwidth * saturated_efficiency(link.flit, "read") / pcie
+
+
+def phy_config(link: LinkParams) -> PcieConfig:
+    """The PCIe settings of ``link``'s PHY (a generation above 5 is taken as 5, the
+    newest the TLP model knows)."""
+    return PcieConfig(min(link.generation or 5, 5), link.width)
+
+
+def io_bandwidth(link: LinkParams, bandwidth: float) -> float:
+    """What PCIe / CXL.io TLPs get of a direction whose serializer moves ``bandwidth``:
+    the TLP rate after DLLP and SKP overheads (CXL.io is PCIe's transaction and data
+    link layers, on a CXL link too), for a link named by generation 1-5."""
+    if link.generation is not None and link.generation <= 5 and link.rate is None:
+        return min(bandwidth, tlp_bandwidth(phy_config(link)))
+    return bandwidth
 
 
 def serializer_bandwidth(link: LinkParams, bandwidth: float) -> float:
     """What a direction's serializer moves: TLP bytes after DLLP/SKP overheads on PCIe,
     raw bytes on CXL (flit overheads are charged per message by the packer)."""
-    if link.protocol == "pcie" and link.generation is not None and link.generation <= 5:
-        return min(bandwidth, tlp_bandwidth(PcieConfig(link.generation, link.width)))
-    return bandwidth
+    return io_bandwidth(link, bandwidth) if link.protocol == "pcie" else bandwidth
+
+
+def coherent_wire_factor(link: LinkParams) -> float:
+    """Wire bytes on ``link``'s CXL.cache/.mem stack per TLP byte of a bulk transfer, as
+    the ORNL model sees a CXL transfer: the bytes the same transfer's TLPs would take,
+    carried in flits packed like a saturated read stream. With :func:`cachemem_scale`
+    such a transfer gets exactly :func:`cxl_fraction` of the PHY's PCIe rate."""
+    return 1 / saturated_efficiency(link.flit, "read")
 
 
 def cachemem_scale(link: LinkParams) -> float:

@@ -1,6 +1,7 @@
 """Carry a transaction through its stages: link directions and servers, FIFO each.
 
-A transaction is a fixed tuple of steps — ``(LINK, direction, wire_bytes, after)`` or
+A transaction is a fixed tuple of steps — ``(LINK, direction, wire_bytes, after)`` (a
+CXL.cache/.mem message; ``LINK_IO`` for PCIe / CXL.io TLPs) or
 ``(SERVE, resource, fn, after)`` — where ``after`` is the fixed latency following the
 step (a switch hop, a root port) and ``fn(txn, t)`` serves the transaction arriving at
 ``t`` and returns when it leaves (a memory access, a home agent, a cache lookup).
@@ -17,9 +18,9 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from cxlsim.engine import call_later
-from cxlsim.link.direction import CACHEMEM
+from cxlsim.link.direction import CACHEMEM, IO
 
-LINK, SERVE = 0, 1
+LINK, SERVE, LINK_IO = 0, 1, 2
 
 
 class Transaction:
@@ -68,13 +69,14 @@ def advance(env: Any, txn: Transaction, steps: tuple, i: int, t: float,
             t = step[2](txn, t) + step[3]
         else:
             link, wire_bytes, after = step[1], step[2], step[3]
+            stack = IO if step[0] is LINK_IO else CACHEMEM
             if not link.exclusive:
                 if t > env.now:
                     break
-                link.send(CACHEMEM, wire_bytes, lambda tx, i=i: advance(
+                link.send(stack, wire_bytes, lambda tx, i=i: advance(
                     env, tx, steps, i + 1, env.now, finish), txn, after)
                 return
-            t = link.reserve(wire_bytes, t) + after
+            t = link.reserve(wire_bytes, t, stack) + after
         i += 1
     if i == len(steps):
         call_later(env, t - env.now, finish, txn)

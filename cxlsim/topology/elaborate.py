@@ -19,7 +19,7 @@ from cxlsim.devices.memory import MemoryBackend
 from cxlsim.engine import Component, Simulation
 from cxlsim.link.direction import LinkDirection
 from cxlsim.link.flits import wire_bytes_per_message
-from cxlsim.link.tlp import PcieConfig, serializer_bandwidth
+from cxlsim.link.tlp import PcieConfig, phy_config, serializer_bandwidth
 from cxlsim.protocol.cache import (D2H_DATA, D2H_REQ, D2H_RSP, H2D_DATA, H2D_REQ, H2D_RSP,
                                    CachePath)
 from cxlsim.protocol.mem import M2S_REQ, M2S_RWD, S2M_DRS, S2M_NDR, MemPath
@@ -117,20 +117,26 @@ class System(Component):
         return BiasedMemory(self.env, up, down, self.memories[device], wire, table,
                             tail_up=tail_up, tail_down=tail_down, **kwargs)
 
-    def dma_engine(self, host: str, device: str, setup_latency: float = 0.0,
-                   config: PcieConfig | None = None) -> DmaEngine:
-        """A DMA engine on ``device`` moving data to and from ``host``'s memory.
-
-        The device must sit on a link of its own to a root port (no switch between).
-        """
+    def device_link(self, host: str, device: str) -> tuple[LinkDirection, LinkDirection]:
+        """``device``'s own link to a root port of ``host``: (up, down) directions."""
         down, up, _, _, _ = self._hops(host, device)
         if len(down) != 1:
-            raise ValueError(f"{device!r} is {len(down)} links from {host!r}; the DMA engine "
-                             "model needs a device on its own root-port link")
-        link = down[0][1].params
-        config = config or PcieConfig(min(link.generation or 5, 5), link.width)
+            raise ValueError(f"{device!r} is {len(down)} links from {host!r}; a device on its "
+                             "own root-port link is needed here")
+        return up[0][1], down[0][1]
+
+    def dma_engine(self, host: str, device: str, setup_latency: float | None = None,
+                   protocol: str = "io", config: PcieConfig | None = None,
+                   bursts: int = 256) -> DmaEngine:
+        """A DMA engine on ``device`` moving data to and from ``host``'s memory: PCIe /
+        CXL.io TLPs, or ``protocol="cache"`` the ORNL model's CXL transfer. The fixed
+        cost is the node's ``dma_setup`` unless given."""
+        up, down = self.device_link(host, device)
+        if setup_latency is None:
+            setup_latency = getattr(self.topology.graph.nodes[device]["spec"], "dma_setup", 0.0)
         host_latency = self.host_memories[host].params.media_latency \
             if host in self.host_memories else 0.0
-        return DmaEngine(self.sim, f"{device}_dma", {"setup_latency": setup_latency,
-                                                     "host_latency": host_latency},
-                         up[0][1], down[0][1], config, parent=self)
+        return DmaEngine(self.sim, f"{device}_dma", {
+            "setup_latency": setup_latency, "host_latency": host_latency, "protocol": protocol,
+            "bursts": bursts},
+            up, down, config or phy_config(up.params), parent=self)

@@ -102,7 +102,12 @@ class CxlDeviceSpec(_Node, MemoryBackendParams):
         return self
 
 
-class AcceleratorSpec(_Node):
+class _DmaDevice(_Node):
+    dma_setup: Time = Field(0.0, description="fixed cost of one DMA transfer (descriptor "
+                                             "fetch, doorbell, the measured round trips)")
+
+
+class AcceleratorSpec(_DmaDevice):
     """A GPU or FPGA, on plain PCIe or as a CXL Type 1/2 device."""
 
     type: Literal["accelerator"] = "accelerator"
@@ -111,7 +116,7 @@ class AcceleratorSpec(_Node):
     capacity: Size = Field(0, description="device memory")
 
 
-class PcieDeviceSpec(_Node):
+class PcieDeviceSpec(_DmaDevice):
     """A plain PCIe endpoint with DMA engines (NIC, SSD, ...)."""
 
     type: Literal["pcie_device"] = "pcie_device"

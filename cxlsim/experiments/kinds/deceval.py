@@ -19,6 +19,7 @@ from cxlsim.apps.deceval import FLOWS, DecEval, DecEvalParams, Flow
 from cxlsim.experiments.result import RunResult
 from cxlsim.experiments.spec import ExperimentSpec, register
 from cxlsim.link.params import LinkParams
+from cxlsim.topology import Topology
 from cxlsim.topology.schema import TopologySpec
 
 
@@ -42,8 +43,10 @@ class _DecEvalBase(ExperimentSpec):
 
     def model(self, app: DecEvalParams | None = None) -> DecEval:
         """The DecEval model on this topology's FPGA and GPU links."""
-        return DecEval(app or self.app, _accelerator_link(self.topology, "fpga"),
-                       _accelerator_link(self.topology, "gpu"))
+        topology = Topology.from_spec(self.topology)
+        fpga, gpu = (_accelerator(self.topology, kind) for kind in ("fpga", "gpu"))
+        host = next(r.host for r in topology.routes if r.device == fpga)
+        return DecEval(app or self.app, topology, host, fpga, gpu)
 
     def _times(self, app: DecEvalParams) -> dict[str, object]:
         model = self.model(app)
@@ -109,8 +112,15 @@ class DecEvalChunksExperiment(_DecEvalBase):
         return RunResult(self.name, self, metrics, {"chunks": table}, figs)
 
 
+def _accelerator(topology: TopologySpec, kind: str) -> str | None:
+    """The topology's first accelerator of ``kind`` (gpu or fpga) that has a link."""
+    linked = {end.split(".")[0] for lk in topology.links for end in (lk.src, lk.dst)}
+    return next((n.name for n in topology.nodes
+                 if n.type == "accelerator" and n.kind == kind and n.name in linked), None)
+
+
 def _accelerator_link(topology: TopologySpec, kind: str) -> LinkParams | None:
-    """The link of the topology's first accelerator of ``kind`` (gpu or fpga)."""
-    names = [n.name for n in topology.nodes if n.type == "accelerator" and n.kind == kind]
-    return next((lk for lk in topology.links for name in names
+    """The link of the topology's first linked accelerator of ``kind``."""
+    name = _accelerator(topology, kind)
+    return next((lk for lk in topology.links
                  if name in (lk.src.split(".")[0], lk.dst.split(".")[0])), None)
