@@ -84,8 +84,9 @@ def _experiment_file(arg: str) -> str:
 
 def _add_set(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--set", dest="overrides", action="append", default=[],
-                        metavar="KEY=VALUE", help="override a field, e.g. link.cxl_penalty=0.75 "
-                                                  "or links[0].width=8 (repeatable)")
+                        metavar="KEY=VALUE",
+                        help="override a field, e.g. topology.links[0].cxl_penalty=0.75 or "
+                             "links[0].width=8 (repeatable)")
 
 
 def _cmd_run(args: argparse.Namespace) -> int:

@@ -441,7 +441,7 @@ def test_malformed_set_keys(text):
         parse_assignment(text)
     assert str(info.value) == (
         f"--set {text}: malformed key {key!r}; expected KEY=VALUE, e.g. "
-        "link.cxl_penalty=0.75 or links[0].width=8")
+        "topology.links[0].cxl_penalty=0.75 or links[0].width=8")
 
 
 @pytest.mark.parametrize("text", ["noequals", "=3", "  =3"])
@@ -449,7 +449,7 @@ def test_set_needs_key_and_equals(text):
     with pytest.raises(InputError) as info:
         parse_assignment(text)
     assert str(info.value) == (f"--set {text}: expected KEY=VALUE, e.g. "
-                               "link.cxl_penalty=0.75 or links[0].width=8")
+                               "topology.links[0].cxl_penalty=0.75 or links[0].width=8")
 
 
 def test_set_value_that_is_not_yaml():

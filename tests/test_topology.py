@@ -23,7 +23,9 @@ def test_shipped_topologies_load(path):
     assert topo.routes, "every shipped topology has at least one host->device route"
     for route in topo.routes:
         assert route.path[0] == route.host and route.path[-1] == route.device
-        assert route.latency > 0 and route.bandwidth > 0 and route.links >= 1
+        # >= 0: the ORNL PCIe device's fixed cost is all in its DMA engine's setup
+        assert route.latency >= 0 and route.bandwidth > 0 and route.links >= 1
+    assert any(route.latency > 0 for route in topo.routes)
 
 
 def test_switch_pool_routes():

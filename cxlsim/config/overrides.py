@@ -21,7 +21,7 @@ _INDEX = re.compile(r"\[(\d+)\]")
 def parse_assignment(text: str) -> tuple[KeyPath, Any]:
     """Split ``a.b[2].c=value`` into a key path and a parsed value."""
     where = Location(f"--set {text}")
-    expected = "expected KEY=VALUE, e.g. link.cxl_penalty=0.75 or links[0].width=8"
+    expected = "expected KEY=VALUE, e.g. topology.links[0].cxl_penalty=0.75 or links[0].width=8"
     key, sep, raw = text.partition("=")
     if not sep or not key.strip():
         raise InputError(expected, location=where)

@@ -1,65 +1,37 @@
 """``kind: ornl-transfer`` — PCIe versus CXL transfer time, the ORNL model as a simulation.
 
-Each transfer runs in the discrete-event simulator: a DMA engine streams the TLPs of a
-simultaneous read+write of n bytes through the two directions of a PCIe 3.0 x16 link
-(TLP bandwidth after DLLP and SKP overheads, from :mod:`cxlsim.link.tlp`) after a fixed
-setup latency. The CXL side makes the ORNL assumptions component by component: the
-same TLP stream on a link that delivers ``cxl_penalty`` of the PCIe bandwidth, with the
-CXL fixed latency. The closed form of :mod:`cxlsim.analytic.ornl` runs beside it, and
-the report shows where they differ.
+The system is the experiment's topology: a host, one device on a PCIe link (its DMA
+engine's fixed cost is the node's ``dma_setup``, the measured round trip of the ORNL
+model) and devices on CXL links of the same PHY. Each transfer runs in the
+discrete-event simulator on the elaborated :class:`~cxlsim.topology.elaborate.System`:
+the PCIe device's DMA engine streams the TLPs of a simultaneous read+write of n bytes
+through its link; a CXL device moves the same bytes over its link's CXL.cache stack,
+so the link's ``cxl_penalty`` (of the PCIe rate) and latency (a round trip is the CXL
+fixed cost) set its time — the ORNL assumptions, on the topology's links. The closed
+form of :mod:`cxlsim.analytic.ornl` runs beside it with the same inputs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from cxlsim.analytic import ornl
 from cxlsim.config.base import StrictModel
-from cxlsim.devices.dma import DmaEngine
 from cxlsim.engine import Simulation
 from cxlsim.experiments.result import RunResult
 from cxlsim.experiments.spec import ExperimentSpec, register
-from cxlsim.link.direction import LinkDirection
 from cxlsim.link.params import LinkParams
-from cxlsim.link.tlp import PcieConfig, tlp_bandwidth
+from cxlsim.link.tlp import cxl_fraction, phy_config
 from cxlsim.plot.transfer import chunk_figure, relative_figure, transfer_figure
-from cxlsim.units import Size, Time
-
-
-class OrnlLink(StrictModel):
-    """The link and fixed latencies the ORNL model assumes (see models/links/ornl-*.yaml)."""
-
-    generation: int = Field(3, ge=1, le=5, description="PCIe generation of the PHY")
-    width: int = Field(16, description="lanes")
-    mps: int = Field(256, description="max payload size, bytes")
-    mrrs: int = Field(512, description="max read request size, bytes")
-    rcb: int = Field(64, description="read completion boundary, bytes")
-    pcie_latency: Time = Field(description="fixed cost t_s of a PCIe DMA transfer")
-    cxl_latency: Time = Field(description="fixed cost t_s of a CXL transfer")
-    cxl_penalty: float | list[float] = Field(
-        description="fraction(s) of the PCIe effective bandwidth a CXL link delivers")
-
-    @field_validator("cxl_penalty")
-    @classmethod
-    def _in_range(cls, value: float | list[float]) -> float | list[float]:
-        for p in value if isinstance(value, list) else [value]:
-            if not 0 < p < 1:
-                raise ValueError(f"a cxl_penalty is a fraction in (0, 1); found {p}")
-        return value
-
-    @property
-    def penalties(self) -> list[float]:
-        """The penalties to run, as a list."""
-        return self.cxl_penalty if isinstance(self.cxl_penalty, list) else [self.cxl_penalty]
-
-    @property
-    def pcie(self) -> PcieConfig:
-        """The PCIe settings as the TLP model takes them."""
-        return PcieConfig(self.generation, self.width, self.mps, self.mrrs, self.rcb)
+from cxlsim.topology import Topology
+from cxlsim.topology.elaborate import System
+from cxlsim.topology.schema import TopologySpec
+from cxlsim.units import Size
 
 
 class Sizes(StrictModel):
@@ -99,90 +71,148 @@ def _start_before_stop(spec: Sizes | ChunkStudy) -> Sizes | ChunkStudy:
     return spec
 
 
-@register("ornl-transfer")
-class OrnlTransferExperiment(ExperimentSpec):
-    """Transfer time, speedup and crossover of CXL over PCIe, DES and closed form."""
+@dataclass
+class Device:
+    """A device on its own root-port link, as the transfers see it."""
 
-    kind: str = "ornl-transfer"
-    link: OrnlLink = Field(description="ORNL link assumptions (use the preset)")
-    sizes: Sizes = Field(default_factory=Sizes, description="transfer sizes")
-    chunks: ChunkStudy | None = Field(default_factory=ChunkStudy,
-                                      description="Figure 5 study (null to skip)")
-    bursts: int = Field(256, ge=16, description="DMA bursts per transfer (DES batching)")
+    name: str
+    host: str
+    protocol: str      # "pcie" or "cxl": the link's protocol
+    penalty: float     # fraction of the PHY's PCIe rate a transfer gets (1 on PCIe)
+    fixed: float       # ns: DMA setup plus the link's round trip (the model's t_s)
+    link: LinkParams
+    topology: Topology
+    bursts: int
 
-    @field_validator("topology")
-    @classmethod
-    def _no_topology(cls, topology: object) -> None:
-        if topology is not None:
-            raise ValueError("ornl-transfer runs the ORNL model's own link ('link:'), not a "
-                             "topology's; remove 'topology:'")
-        return topology
+    @property
+    def label(self) -> str:
+        return "PCIe" if self.protocol == "pcie" else f"CXL p={self.penalty:g}"
 
-    def run(self, progress: bool = False, point: int = 0) -> RunResult:
-        link = self.link
-        sim_pcie = _transfer_fn(link.pcie, 1.0, link.pcie_latency, self.bursts)
-        sims = {p: _transfer_fn(link.pcie, p, link.cxl_latency, self.bursts)
-                for p in link.penalties}
-        rows = []
-        for n in self.sizes.values():
-            t_p = sim_pcie(n)
-            a_p = ornl.t_pcie(n, link.pcie, link.pcie_latency)
-            rows.append(_row(n, "PCIe", None, t_p, a_p, t_p))
-            for p, sim in sims.items():
-                t_c = sim(n)
-                rows.append(_row(n, f"CXL p={p:g}", p, t_c,
-                                 ornl.t_cxl(n, p, link.pcie, link.cxl_latency), t_p))
-        transfer = pd.DataFrame(rows)
-        t64 = transfer[transfer["size_B"] == self.sizes.values()[0]].set_index("cxl_penalty")
-        penalties = pd.DataFrame([{
-            "cxl_penalty": p,
-            "speedup_first_size": float(t64.loc[p, "speedup"]),
-            "crossover_B": _crossover(sim_pcie, sims[p]),
-            "crossover_analytic_B": ornl.crossover(p, link.pcie, link.pcie_latency,
-                                                   link.cxl_latency),
-        } for p in link.penalties])
-        penalties["crossover_KiB"] = penalties["crossover_B"] / 1024
-        metrics = {"max_rel_err_des_vs_analytic": float(transfer["rel_err"].abs().max())}
-        if len(link.penalties) == 1:  # a sweep point: its penalty's numbers as metrics
-            metrics["speedup_first_size"] = float(penalties["speedup_first_size"].iloc[0])
-            metrics["crossover_KiB"] = float(penalties["crossover_KiB"].iloc[0])
-        pcie64 = transfer[(transfer["size_B"] == self.sizes.values()[0])
-                          & (transfer["config"] == "PCIe")]
-        metrics["latency_only_ratio"] = float(pcie64["t_sim_ns"].iloc[0] / link.cxl_latency)
-        figures = {"Figure 2: transfer time": transfer_figure(transfer),
-                   "Figure 3: relative transfer time": relative_figure(transfer)}
-        tables = {"transfer": transfer, "penalties": penalties}
-        if self.chunks is not None:
-            tables["chunks"] = _chunk_table(self.chunks, sim_pcie, sims)
-            figures["Figure 5: total transfer time vs chunk size"] = chunk_figure(tables["chunks"])
-        return RunResult(self.name, self, metrics, tables, figures)
-
-
-def _row(n: int, config: str, penalty: float | None, t_sim: float, t_analytic: float,
-         t_pcie: float) -> dict:
-    return {"size_B": n, "config": config, "cxl_penalty": penalty, "t_sim_ns": t_sim,
-            "t_analytic_ns": t_analytic, "rel_err": t_sim / t_analytic - 1,
-            "speedup": t_pcie / t_sim}
-
-
-def _transfer_fn(cfg: PcieConfig, penalty: float, latency: float, bursts: int
-                 ) -> Callable[[int], float]:
-    """A function running one DES transfer of n bytes over a fresh link; returns ns."""
-    bandwidth = tlp_bandwidth(cfg) * penalty
-    phy = LinkParams(protocol="pcie", generation=cfg.generation, width=cfg.width,
-                     retry_buffer=0)
-
-    def run(n: int) -> float:
+    def transfer(self, n: int) -> float:
+        """One DES read+write of ``n`` bytes on a freshly elaborated system; ns."""
         sim = Simulation()
-        tx = LinkDirection(sim, "tx", phy, bandwidth=bandwidth)
-        rx = LinkDirection(sim, "rx", phy, bandwidth=bandwidth)
-        dma = DmaEngine(sim, "dma", {"setup_latency": latency, "bursts": bursts}, tx, rx, cfg)
+        dma = System(sim, self.topology).dma_engine(
+            self.host, self.name, protocol="io" if self.protocol == "pcie" else "cache",
+            bursts=self.bursts)
         out: list[float] = []
         dma.transfer(n, "read_write", out.append)
         sim.run()
         return out[0]
 
-    return run
+    def closed_form(self, n: int) -> float:
+        """The ORNL closed form with the same PHY, share of its rate and fixed cost."""
+        cfg = phy_config(self.link)
+        if self.protocol == "pcie":
+            return ornl.t_pcie(n, cfg, self.fixed)
+        return ornl.t_cxl(n, self.penalty, cfg, self.fixed)
+
+
+def devices(topology: Topology, bursts: int = 256) -> tuple[Device, list[Device]]:
+    """The PCIe device and the CXL devices of ``topology``, each on its own root-port link."""
+    found = []
+    system = System(Simulation(), topology)
+    for route in topology.routes:
+        spec = topology.graph.nodes[route.device]["spec"]
+        if spec.type not in ("accelerator", "pcie_device"):
+            continue
+        up, down = system.device_link(route.host, route.device)
+        cxl = up.params.protocol == "cxl"
+        found.append(Device(route.device, route.host, up.params.protocol,
+                            round(cxl_fraction(up.params), 12) if cxl else 1.0,
+                            getattr(spec, "dma_setup", 0.0) + up.latency + down.latency,
+                            up.params, topology, bursts))
+    return ([d for d in found if d.protocol == "pcie"][0],
+            [d for d in found if d.protocol == "cxl"])
+
+
+def _compared_devices(topology: TopologySpec) -> TopologySpec:
+    """One device on a PCIe link (the reference) and at least one on a CXL link."""
+    kinds = {"pcie": [], "cxl": []}
+    linked = {lk.dst.split(".")[0]: lk.protocol for lk in topology.links}
+    for node in topology.nodes:
+        if node.type in ("accelerator", "pcie_device") and node.name in linked:
+            kinds[linked[node.name]].append(node.name)
+    if len(kinds["pcie"]) != 1 or not kinds["cxl"]:
+        raise ValueError(
+            "ornl-transfer compares one device on a PCIe link with devices on CXL links "
+            "(accelerator or pcie_device nodes, each the 'to' end of its root port's link); "
+            f"found {len(kinds['pcie'])} on PCIe {kinds['pcie']} and {len(kinds['cxl'])} on "
+            f"CXL {kinds['cxl']}")
+    return topology
+
+
+@register("ornl-transfer")
+class OrnlTransferExperiment(ExperimentSpec):
+    """Transfer time, speedup and crossover of CXL over PCIe, DES and closed form."""
+
+    kind: str = "ornl-transfer"
+    topology: TopologySpec = Field(description="a PCIe device and CXL devices on their own "
+                                               "root-port links (topologies/ornl-gen3-x16.yaml)")
+    sizes: Sizes = Field(default_factory=Sizes, description="transfer sizes")
+    chunks: ChunkStudy | None = Field(default_factory=ChunkStudy,
+                                      description="Figure 5 study (null to skip)")
+    compare: list[str] | None = Field(None, min_length=1, description=(
+        "the CXL-linked devices to compare with the PCIe one (default: all)"))
+    bursts: int = Field(256, ge=16, description="DMA bursts per transfer (DES batching)")
+
+    @field_validator("topology")
+    @classmethod
+    def _devices(cls, topology: TopologySpec) -> TopologySpec:
+        return _compared_devices(topology)
+
+    @field_validator("compare")
+    @classmethod
+    def _known(cls, names: list[str] | None, info: ValidationInfo) -> list[str] | None:
+        topology = info.data.get("topology")
+        if names is None or topology is None:
+            return names
+        cxl = [lk.dst.split(".")[0] for lk in topology.links if lk.protocol == "cxl"]
+        unknown = [n for n in names if n not in cxl]
+        if unknown:
+            raise ValueError(f"not a device on a CXL link: {', '.join(map(repr, unknown))}; "
+                             f"expected some of {', '.join(map(repr, cxl))}")
+        return names
+
+    def run(self, progress: bool = False, point: int = 0) -> RunResult:
+        pcie, cxls = devices(Topology.from_spec(self.topology), self.bursts)
+        cxls = [d for d in cxls if self.compare is None or d.name in self.compare]
+        first = self.sizes.values()[0]
+        rows = []
+        for n in self.sizes.values():
+            t_p = pcie.transfer(n)
+            rows.append(_row(n, pcie, t_p, t_p))
+            rows += [_row(n, dev, dev.transfer(n), t_p) for dev in cxls]
+        transfer = pd.DataFrame(rows)
+        at_first = transfer[transfer["size_B"] == first].set_index("device")
+        penalties = pd.DataFrame([{
+            "device": dev.name, "cxl_penalty": dev.penalty, "cxl_fixed_ns": dev.fixed,
+            "speedup_first_size": float(at_first.loc[dev.name, "speedup"]),
+            "crossover_B": _crossover(pcie.transfer, dev.transfer),
+            "crossover_analytic_B": ornl.crossover(dev.penalty, phy_config(dev.link),
+                                                   pcie.fixed, dev.fixed),
+        } for dev in cxls])
+        penalties["crossover_KiB"] = penalties["crossover_B"] / 1024
+        metrics = {"max_rel_err_des_vs_analytic": float(transfer["rel_err"].abs().max())}
+        if len(cxls) == 1:  # e.g. a sweep point: its link's numbers as metrics
+            metrics["speedup_first_size"] = float(penalties["speedup_first_size"].iloc[0])
+            metrics["crossover_KiB"] = float(penalties["crossover_KiB"].iloc[0])
+        metrics["latency_only_ratio"] = float(at_first.loc[pcie.name, "t_sim_ns"]
+                                              / min(dev.fixed for dev in cxls))
+        figures = {"Figure 2: transfer time": transfer_figure(transfer),
+                   "Figure 3: relative transfer time": relative_figure(transfer)}
+        tables = {"transfer": transfer, "penalties": penalties}
+        if self.chunks is not None:
+            tables["chunks"] = _chunk_table(self.chunks, pcie, cxls)
+            figures["Figure 5: total transfer time vs chunk size"] = chunk_figure(tables["chunks"])
+        return RunResult(self.name, self, metrics, tables, figures)
+
+
+def _row(n: int, dev: Device, t_sim: float, t_pcie: float) -> dict:
+    t_analytic = dev.closed_form(n)
+    return {"size_B": n, "device": dev.name, "config": dev.label,
+            "cxl_penalty": None if dev.protocol == "pcie" else dev.penalty, "t_sim_ns": t_sim,
+            "t_analytic_ns": t_analytic, "rel_err": t_sim / t_analytic - 1,
+            "speedup": t_pcie / t_sim}
 
 
 def _crossover(t_pcie: Callable[[int], float], t_cxl: Callable[[int], float]) -> int:
@@ -201,15 +231,12 @@ def _crossover(t_pcie: Callable[[int], float], t_cxl: Callable[[int], float]) ->
     return hi
 
 
-def _chunk_table(study: ChunkStudy, sim_pcie: Callable[[int], float],
-                 sims: dict[float, Callable[[int], float]]) -> pd.DataFrame:
+def _chunk_table(study: ChunkStudy, pcie: Device, cxls: list[Device]) -> pd.DataFrame:
     rows = []
     chunk = study.start
     while chunk <= min(study.stop, study.total):
         count = -(-study.total // chunk)
-        rows.append({"chunk_B": chunk, "config": "PCIe", "total_s": count * sim_pcie(chunk) / 1e9})
-        for p, sim in sims.items():
-            rows.append({"chunk_B": chunk, "config": f"CXL p={p:g}",
-                         "total_s": count * sim(chunk) / 1e9})
+        rows += [{"chunk_B": chunk, "config": dev.label,
+                  "total_s": count * dev.transfer(chunk) / 1e9} for dev in (pcie, *cxls)]
         chunk *= 4
     return pd.DataFrame(rows)
