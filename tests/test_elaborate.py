@@ -112,3 +112,34 @@ def test_a_cxl_penalty_stretches_cxl_mem_messages_only():
         sim.run()
         return out[0]
     assert dma_time(0.3) == dma_time(0.9)
+
+
+def test_dma_pays_the_root_port_each_way_like_the_cxl_paths():
+    def t(op, rp):
+        sim, system = _system("deceval", [f"nodes[2].latency={rp} ns"])
+        out = []
+        system.dma_engine("host0", "fpga0").transfer(64, op, out.append)
+        sim.run()
+        return out[0]
+    assert t("write", 64) - t("write", 0) == pytest.approx(64)
+    assert t("read", 64) - t("read", 0) == pytest.approx(128)
+
+
+@pytest.mark.parametrize("mps, mrrs", [(128, 512), (256, 512), (512, 1024), (1024, 4096)])
+def test_dma_follows_the_links_mps_and_mrrs(mps, mrrs):
+    from cxlsim.link.tlp import PcieConfig
+    overrides = ["links[0].protocol=pcie", "links[0].cxl_penalty=null", "links[0].width=8",
+                 "links[0].latency=0", f"links[0].mps={mps}", f"links[0].mrrs={mrrs}"]
+    sim, system = _system("deceval", overrides)
+    out = []
+    system.dma_engine("host0", "fpga0", setup_latency=0).transfer(1 << 24, "write", out.append)
+    sim.run()
+    cfg = PcieConfig(3, 8, mps, mrrs)
+    assert out[0] == pytest.approx(t_pcie(1 << 24, cfg, 0.0, "write"), rel=2e-4)
+
+
+def test_link_mps_is_checked_with_its_key():
+    from cxlsim.errors import InputError
+    with pytest.raises(InputError) as info:
+        _system("deceval", ["links[0].mps=300"])
+    assert "links[0].mps: expected 128, 256, 512, 1024, 2048 or 4096; found 300" in str(info.value)

@@ -39,6 +39,8 @@ class DmaEngineParams(StrictModel):
     setup_latency: Time = Field(0.0, description="fixed cost of one transfer (measured DMA "
                                                  "round trip, descriptor handling)")
     host_latency: Time = Field(0.0, description="host memory latency before completions")
+    port_latency: Time = Field(0.0, description="root port between the link and host memory, "
+                                                "one way")
     bursts: int = Field(256, ge=1, description="most messages a transfer is grouped into")
     protocol: Literal["io", "cache"] = Field("io", description=(
         "io: PCIe / CXL.io TLPs; cache: the same bytes over a CXL link's CXL.cache stack "
@@ -85,18 +87,20 @@ class DmaEngine(Component):
         pieces = split(n, chunk)
         reads, writes = op in ("read", "read_write"), op in ("write", "read_write")
         state = _Transfer(len(pieces) * (reads + writes), done, started)
-        stack, scale = self._stack, self._scale
+        stack, scale, port = self._stack, self._scale, self.params.port_latency
         for piece in pieces:
             if reads:  # requests first: completions can start while writes stream
                 self.tx.send(stack, read_request_wire_bytes(piece, cfg) * scale,
-                             self._at_host, (piece, state))
-            if writes:
-                self.tx.send(stack, write_wire_bytes(piece, cfg) * scale, self._landed, state)
+                             self._at_host, (piece, state), port)
+            if writes:  # a write has landed when it reaches host memory
+                self.tx.send(stack, write_wire_bytes(piece, cfg) * scale, self._landed, state,
+                             port)
 
     def _at_host(self, payload: tuple[int, _Transfer]) -> None:
         piece, state = payload
+        p = self.params
         self.rx.forward(self._stack, completion_wire_bytes(piece, self.config) * self._scale,
-                        self.env.now + self.params.host_latency, self._landed, state)
+                        self.env.now + p.host_latency + p.port_latency, self._landed, state)
 
     def _landed(self, state: _Transfer) -> None:
         state.pending -= 1

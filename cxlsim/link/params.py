@@ -56,6 +56,11 @@ class LinkParams(StrictModel):
         "64 covers the Ack round trip of a x16 32 GT/s link with 10 ns ports"))
     ack_every: int = Field(8, ge=1, description="flits acknowledged by one Ack")
     ber: float = Field(0.0, ge=0.0, lt=1e-3, description="bit error rate on the wire")
+    mps: Literal[128, 256, 512, 1024, 2048, 4096] = Field(
+        256, description="max payload size negotiated on the link, bytes (PCIe / CXL.io TLPs)")
+    mrrs: Literal[128, 256, 512, 1024, 2048, 4096] = Field(
+        512, description="max read request size of the device's DMA, bytes")
+    rcb: Literal[64, 128] = Field(64, description="read completion boundary, bytes")
     cxl_penalty: float | None = Field(None, gt=0, le=1, description=(
         "CXL links: the fraction of the same PHY's PCIe effective (TLP) bandwidth this link "
         "delivers to a saturated CXL.mem read stream, as the ORNL CXL model defines it; "

@@ -195,9 +195,9 @@ def _packed_fraction(link: LinkParams) -> float:
 
 
 def phy_config(link: LinkParams) -> PcieConfig:
-    """The PCIe settings of ``link``'s PHY (a generation above 5 is taken as 5, the
-    newest the TLP model knows)."""
-    return PcieConfig(min(link.generation or 5, 5), link.width)
+    """The PCIe settings of ``link``: its PHY (a generation above 5 is taken as 5, the
+    newest the TLP model knows) and its MPS, MRRS and RCB."""
+    return PcieConfig(min(link.generation or 5, 5), link.width, link.mps, link.mrrs, link.rcb)
 
 
 def io_bandwidth(link: LinkParams, bandwidth: float) -> float:

@@ -19,7 +19,7 @@ from cxlsim.devices.memory import MemoryBackend
 from cxlsim.engine import Component, Simulation
 from cxlsim.link.direction import LinkDirection
 from cxlsim.link.flits import wire_bytes_per_message
-from cxlsim.link.tlp import PcieConfig, phy_config, serializer_bandwidth
+from cxlsim.link.tlp import phy_config, serializer_bandwidth
 from cxlsim.protocol.cache import (D2H_DATA, D2H_REQ, D2H_RSP, H2D_DATA, H2D_REQ, H2D_RSP,
                                    CachePath)
 from cxlsim.protocol.mem import M2S_REQ, M2S_RWD, S2M_DRS, S2M_NDR, MemPath
@@ -126,17 +126,19 @@ class System(Component):
         return up[0][1], down[0][1]
 
     def dma_engine(self, host: str, device: str, setup_latency: float | None = None,
-                   protocol: str = "io", config: PcieConfig | None = None,
-                   bursts: int = 256) -> DmaEngine:
+                   protocol: str = "io", bursts: int = 256) -> DmaEngine:
         """A DMA engine on ``device`` moving data to and from ``host``'s memory: PCIe /
         CXL.io TLPs, or ``protocol="cache"`` the ORNL model's CXL transfer. The fixed
-        cost is the node's ``dma_setup`` unless given."""
+        cost is the node's ``dma_setup`` unless given; TLP sizes follow the link's MPS,
+        MRRS and RCB; the root port sits between the link and host memory each way, as
+        on the CXL.cache and CXL.mem paths."""
         up, down = self.device_link(host, device)
         if setup_latency is None:
             setup_latency = getattr(self.topology.graph.nodes[device]["spec"], "dma_setup", 0.0)
         host_latency = self.host_memories[host].params.media_latency \
             if host in self.host_memories else 0.0
+        _, _, _, port_latency, _ = self._hops(host, device)
         return DmaEngine(self.sim, f"{device}_dma", {
-            "setup_latency": setup_latency, "host_latency": host_latency, "protocol": protocol,
-            "bursts": bursts},
-            up, down, config or phy_config(up.params), parent=self)
+            "setup_latency": setup_latency, "host_latency": host_latency,
+            "port_latency": port_latency, "protocol": protocol, "bursts": bursts},
+            up, down, phy_config(up.params), parent=self)
