@@ -196,3 +196,14 @@ def test_queue_formulas():
     assert littles_law_L(0.1, 25.0) == 2.5
     with pytest.raises(ValueError, match=r"rho must be in \[0, 1\)"):
         md1_mean_wait(1.0, 10.0)
+
+
+def test_erlang_c_and_the_multi_server_waits():
+    from cxlsim.analytic.queues import erlang_c, mdc_mean_wait, mmc_mean_wait
+    assert erlang_c(1, 0.6) == pytest.approx(0.6)           # M/M/1: P(wait) = rho
+    assert erlang_c(2, 1.0) == pytest.approx(1 / 3)         # textbook value
+    assert mmc_mean_wait(1, 0.6, 10.0) == pytest.approx(mm1_mean_wait(0.6, 10.0))
+    assert mdc_mean_wait(1, 0.6, 10.0) == pytest.approx(md1_mean_wait(0.6, 10.0))
+    assert erlang_c(500, 400.0) < 1e-6 < erlang_c(500, 495.0)  # flat, then steep
+    with pytest.raises(ValueError, match="offered load 0 <= a < c"):
+        erlang_c(4, 4.0)

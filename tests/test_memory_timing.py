@@ -172,6 +172,50 @@ def test_epoch_matches_transaction_level_with_a_media_server():
         assert wait_epoch == pytest.approx(wait_des, rel=0.15)
 
 
+@pytest.mark.parametrize("device", ["request_buffer=8", "request_time=4 ns"])
+def test_epoch_matches_transaction_level_with_a_controller(device):
+    """A controller's request buffer (M/D/c, held for the round trip) and its processing
+    rate (M/D/1) on the epoch level against the transaction level's credits and FIFO."""
+    topo = load_topology(SINGLE, ["nodes[3].media_bandwidth=40 GB/s", f"nodes[3].{device}"])
+    cxl = ExpanderTarget(topo, "host0", "cxl0")
+    cap = cxl.capacity(1.0)
+    assert cap == pytest.approx(8 * 64 / cxl.idle_latency * 1e9 if "buffer" in device
+                                else 16e9)
+    for load in (0.5, 0.85):
+        gbps = load * cap / 1e9
+        des = _des_read_latency(topo, "cxl0", gbps, 40_000)
+        assert cxl.read_latency(gbps * 1e9) == pytest.approx(des, rel=0.015)
+
+
+def test_a_full_request_buffer_back_pressures_the_host():
+    topo = load_topology(SINGLE, ["nodes[3].request_buffer=4"])
+    sim = Simulation(1)
+    path = System(sim, topo).mem_path("host0", "cxl0", credits=256)
+    done = []
+    for _ in range(64):
+        path.read(done.append)
+    sim.run()
+    idle = ExpanderTarget(topo, "host0", "cxl0").idle_latency
+    # 4 at a time: 16 rounds, each a little less than the read's latency (the credit is
+    # back one upstream latency after the data leaves the device, not after it arrives)
+    assert max(t.completed for t in done) > 15 * 0.9 * idle
+    assert path.req_credits.stalls == 60 and path.req_credits is path.rwd_credits
+
+
+def test_asic_and_fpga_controllers_differ_in_bandwidth_not_only_latency(tmp_path):
+    text = SINGLE.read_text()
+    targets = {}
+    for kind in ("asic", "fpga"):
+        path = tmp_path / f"{kind}.yaml"
+        path.write_text(text.replace("devices/cxl-type3-expander", f"devices/cxl-{kind}"))
+        targets[kind] = ExpanderTarget(load_topology(path), "host0", "cxl0")
+    asic, fpga = targets["asic"], targets["fpga"]
+    assert fpga.idle_latency - asic.idle_latency == pytest.approx(45)  # 60 - 15 ns protocol
+    for t, entries in ((asic, 52), (fpga, 48)):  # CXL-DMSim's FIFO depths
+        assert t.capacity(1.0) == pytest.approx(entries * 64 / t.idle_latency * 1e9)
+    assert fpga.capacity(1.0) < 0.8 * asic.capacity(1.0)
+
+
 # --------------------------------------------------------------------------- nodes, solver
 
 def test_node_interleaves_targets_equally():

@@ -1,8 +1,13 @@
-"""A fixed-latency, fixed-bandwidth memory back-end (a Type 3 device's controller + media).
+"""A memory back-end behind a CXL port: a device's controller and its media.
 
-Detailed DRAM timing has its own issue; this back-end is enough for the interconnect:
-requests are served in arrival order, each occupies the media for ``size / bandwidth``
-and completes ``controller_latency + media_latency`` after its service starts.
+Requests are served in arrival order. The controller takes ``request_time`` per
+request (its processing rate: one request per ``request_time``), then the media is
+occupied for ``size / media_bandwidth``; the data is ready ``controller_latency +
+media_latency`` after that. A controller accepts at most ``request_buffer`` requests
+at once: a path to it (:class:`~cxlsim.protocol.mem.MemPath`) holds one of as many
+credits per request from issue until the credit for the completed request is back, so
+a full buffer stalls the requesters (back-pressure). Detailed DRAM timing behind the
+controller is the epoch level's (:class:`~cxlsim.memory.dram.DramTarget`).
 """
 
 from __future__ import annotations
@@ -20,6 +25,10 @@ class MemoryBackendParams(StrictModel):
     controller_latency: Time = Field(0.0, description="device controller latency")
     media_latency: Time = Field(0.0, description="media access latency")
     media_bandwidth: Bandwidth | None = Field(None, description="media bandwidth; none = unlimited")
+    request_time: Time = Field(0.0, ge=0, description=(
+        "controller processing time per request (throughput: one request per request_time)"))
+    request_buffer: int | None = Field(None, ge=1, description=(
+        "requests the controller accepts at once (credits it grants); none = unlimited"))
 
 
 class MemoryBackend(Component):
@@ -32,6 +41,7 @@ class MemoryBackend(Component):
         p = self.params
         self._latency = p.controller_latency + p.media_latency
         self._ns_per_byte = 1e9 / p.media_bandwidth if p.media_bandwidth else 0.0
+        self._controller_free = 0.0
         self.free_at = 0.0
         self.accesses = 0
         self.users = 0
@@ -45,8 +55,16 @@ class MemoryBackend(Component):
         """One path only: requests arrive in the order they are reserved."""
         return self.users == 1
 
+    @property
+    def request_buffer(self) -> int | None:
+        """Requests the controller holds at once (None: unlimited)."""
+        return self.params.request_buffer
+
     def access(self, size: int, now: float) -> float:
         """Serve ``size`` bytes arriving at ``now``; return when the data is ready."""
+        if self.params.request_time:
+            now = max(now, self._controller_free) + self.params.request_time
+            self._controller_free = now
         start = now if now > self.free_at else self.free_at
         self.free_at = start + size * self._ns_per_byte
         self.accesses += 1

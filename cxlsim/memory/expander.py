@@ -22,14 +22,22 @@ own (a controller throughput limit), exactly as the transaction level's
 :class:`~cxlsim.devices.memory.MemoryBackend`. A read waits in the downstream
 directions, the device and the upstream directions.
 
-Not modelled here: credit stalls (ample credits), link-layer retries (``ber``), the
-ARB/MUX share of CXL.io (no CXL.io traffic).
+A controller with a ``request_time`` is an M/D/1 server of that service per request
+(reads and writes); one with a ``request_buffer`` holds each request in one of that
+many entries for its round trip -- M/D/c (Allen-Cunneen) whose holding time is the read
+latency the other queues give, so a full buffer adds the credit wait the transaction
+level's back-pressure produces.
+
+Not modelled here: the link-layer credit stalls of a device without a request buffer
+(ample credits), link-layer retries (``ber``), the ARB/MUX share of CXL.io.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
+from cxlsim.analytic.queues import mdc_mean_wait
 from cxlsim.link.flits import wire_bytes_per_message
 from cxlsim.link.params import LinkParams
 from cxlsim.link.tlp import cachemem_bandwidth
@@ -111,10 +119,13 @@ class ExpanderTarget:
         self.media_bandwidth = spec.media_bandwidth
         media_service = LINE_BYTES / self.media_bandwidth * 1e9 if self.media_bandwidth else 0.0
         self._media_service = media_service
+        self.request_time = spec.request_time
+        self.request_buffer = spec.request_buffer
         self.idle_latency = (2 * self.fixed
                              + sum(2 * h.latency + (self.wire[M2S_REQ] + self.wire[S2M_DRS])
                                    * h.ns_per_byte for h in self.hops)
-                             + self.controller_latency + self.media_latency + media_service)
+                             + self.controller_latency + self.media_latency + media_service
+                             + self.request_time)
 
     def _direction_capacity(self, request: str, response_or_write: str, mix: float,
                             ns_per_byte: float) -> float:
@@ -132,6 +143,10 @@ class ExpanderTarget:
             caps.append(self.dram.capacity(r))
         if self.media_bandwidth:
             caps.append(self.media_bandwidth)
+        if self.request_time:
+            caps.append(LINE_BYTES / self.request_time * 1e9)
+        if self.request_buffer:
+            caps.append(self.request_buffer * LINE_BYTES / self.idle_latency * 1e9)
         return min(caps)
 
     def servers(self, read_bps: float, write_bps: float) -> list[Server]:
@@ -151,7 +166,24 @@ class ExpanderTarget:
         if self._media_service:
             rho = (reads + writes) * self._media_service
             out.append(Server(f"{self.name}.media", rho, md1_wait(rho, self._media_service)))
+        if self.request_time:
+            rho = (reads + writes) * self.request_time
+            out.append(Server(f"{self.name}.controller", rho, md1_wait(rho, self.request_time)))
+        if self.request_buffer:
+            out.append(self._buffer(reads + writes, sum(s.wait for s in out)))
         return out
+
+    def _buffer(self, rate: float, waits: float) -> Server:
+        """The controller's request buffer as ``request_buffer`` servers, each holding a
+        request for its round trip (the idle latency and the waits it meets; the
+        transaction level holds the credit from issue to completion plus its way
+        back): M/D/c, Allen-Cunneen."""
+        c, hold = self.request_buffer, self.idle_latency + waits
+        offered = rate * hold
+        if not math.isfinite(hold) or offered >= c:
+            return Server(f"{self.name}.request_buffer", 1.0 if offered >= c else offered / c,
+                          math.inf)
+        return Server(f"{self.name}.request_buffer", offered / c, mdc_mean_wait(c, offered, hold))
 
     def read_latency(self, read_bps: float, write_bps: float = 0.0) -> float:
         """Mean CXL.mem read latency, ns, at these offered bandwidths."""

@@ -91,7 +91,8 @@ Hop = tuple[float, Any]
 class MemoryPort(Protocol):
     """What a path needs of the memory at its end (e.g. a device's
     :class:`~cxlsim.devices.memory.MemoryBackend`): kept structural so that the protocol
-    layer does not import the devices built on it."""
+    layer does not import the devices built on it. A memory may also have a
+    ``request_buffer`` (requests it accepts at once; None = unlimited)."""
 
     def claim(self) -> None:
         """Register one more path sending requests here."""

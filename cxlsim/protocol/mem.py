@@ -4,7 +4,10 @@ A read is M2S Req (MemRd) down, the device's memory access, S2M DRS (MemData) up
 write is M2S RwD (MemWr + 64 B) down, the access, S2M NDR (Cmp) up (CXL 2.0 spec §3.3).
 Req and RwD are credited per hop: the host holds ``credits`` of each and gets one back
 when the device takes the message, one upstream latency later (piggybacked on an
-upstream flit); NDR and DRS are pre-allocated at the host and never block (§2.5).
+upstream flit); NDR and DRS are pre-allocated at the host and never block (§2.5). A
+device whose controller accepts only ``request_buffer`` requests grants that many
+credits, shared by reads and writes, each back one upstream latency after its request
+completes: a full controller back-pressures the host.
 A transaction's latency is the sum of the component delays plus the queueing it meets.
 """
 
@@ -39,8 +42,10 @@ class MemPath(Route):
                  credits: int = 32) -> None:
         self.env = env
         self.device = device
-        self.req_credits = CreditPool(env, credits)
-        self.rwd_credits = CreditPool(env, credits)
+        buffer = getattr(device, "request_buffer", None)
+        self._held = buffer is not None  # credits held until the request completes
+        self.req_credits = CreditPool(env, buffer if self._held else credits)
+        self.rwd_credits = self.req_credits if self._held else CreditPool(env, credits)
         for _, link in (*down, *up):
             link.claim()
         device.claim()
@@ -73,6 +78,7 @@ class MemPath(Route):
 
     def _at_device(self, txn: Transaction, t: float) -> float:
         credits = self.rwd_credits if txn.op == "write" else self.req_credits
-        credits.give_back(t + self._credit_return)
-        return self.device.access(txn.size, t)
+        done = self.device.access(txn.size, t)
+        credits.give_back((done if self._held else t) + self._credit_return)
+        return done
 
