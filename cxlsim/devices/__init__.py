@@ -1,5 +1,5 @@
-"""Devices at transaction level: memory back-ends, DMA engines, accelerator compute
-engines and Poisson requesters."""
+"""Devices at transaction level: memory back-ends (controllers), DMA engines, accelerator
+compute engines, Poisson requesters and cores' miss slots."""
 
 from cxlsim.devices.memory import MemoryBackend, MemoryBackendParams
 

@@ -13,6 +13,10 @@ Core model (Chou et al.'s epoch model of memory-level parallelism): per access a
 spends its gap and ``L / mlp`` of the mean read latency ``L`` it sees, so its access
 rate is ``x = mlp / (mlp * gap + L)``. Little's law holds by construction: the accesses
 in flight are ``x L <= mlp``. With no gap, ``x = mlp / L``: the core is latency-bound.
+The ``mlp`` slots are one pool whichever node a miss goes to (line fill buffers,
+MSHRs): a slow or saturated node's misses hold slots longer, so the thread's rate to
+every node falls, and a mix can deliver far less than its nodes do alone
+(:class:`~cxlsim.devices.core.MissSlots` is the transaction-level counterpart).
 
 Equilibrium (:meth:`MemorySystem.solve`): node bandwidths come from the rates, node
 latencies from the loaded model at those bandwidths, rates from the latencies -- until
