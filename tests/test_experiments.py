@@ -161,7 +161,7 @@ def test_missing_topology_file(write, tmp_path):
     missing = tmp_path / "sub" / ".." / "nothere.yaml"
     assert str(info.value) == (f"{path}:3:11: topology: topology file {str(missing)!r} not "
                                "found (paths are relative to the experiment file; shipped "
-                               "topologies: deceval, hmsdk-cmm, ornl-gen3-x16, "
+                               "topologies: deceval, graviton3, hmsdk-cmm, ornl-gen3-x16, "
                                "selectel-xeon6-cxl, single-expander, switch-pool, "
                                "two-expanders-interleaved, type2-accelerator)")
 

@@ -136,7 +136,9 @@ def test_an_experiment_runs_on_measured_curves(write, tmp_path):
     measured = spec.run().metrics
     plain = load_experiment(MLC, ["delays=[0 ns, 1000 ns]", "stream=false"]).run().metrics
     key = "bandwidth_GBps_delay0_ram"
-    assert measured[key] == pytest.approx(plain[key] / 2, rel=0.05)
+    # near saturation both sit just below their capacity (the banks' gentle rise keeps
+    # a latency-bound point a few per cent off exactly half)
+    assert measured[key] == pytest.approx(plain[key] / 2, rel=0.08)
     # The resolved form carries the curves inline, units written out, and loads back equal.
     resolved = tmp_path / "resolved.yaml"
     resolved.write_text(dump_yaml(spec), encoding="utf-8")

@@ -30,9 +30,16 @@ workload in its queue (Poisson arrivals see time averages)::
     latency = idle + rho * S / (2 (1 - rho)),   S = burst_lines t_line / mix_efficiency
 
 flat at low load and rising without bound as the offered bandwidth approaches the
-sustained bandwidth. Not modelled: bank conflicts and row-buffer locality as such
-(folded into ``efficiency``), refresh stalls seen by single reads, priority of reads
-over queued writes, the write-drain blocking of reads (it is in the service stretch).
+sustained bandwidth. Banks add the middle of the curve: a line access holds its bank for
+``bank_time`` (a row cycle, tRC, when every access opens a row), and lines spread over
+the ``channels x subchannels x ranks x banks`` banks, each an M/D/1 queue. With
+hundreds of banks and a service of tens of ns, their wait grows early and about
+linearly with the load, while the data buses' wait stays near zero until they are
+close to full: flat, then linear, then steep, the shape measured curves have (checked
+against the Mess benchmark's Graviton3 DDR5 curves in ``cxlsim validate``). Not
+modelled: row-buffer hits (every access a row cycle), refresh stalls seen by single
+reads, priority of reads over queued writes, the write-drain blocking of reads (it is
+in the service stretch).
 """
 
 from __future__ import annotations
@@ -66,6 +73,11 @@ class DramParams(StrictModel):
                                                    "two bus turnarounds")
     burst_lines: float = Field(1.0, ge=1, description=(
         "64 B lines arriving at one subchannel back to back (the queueing granule)"))
+    ranks: int = Field(1, ge=1, description="ranks per channel")
+    banks: int = Field(32, ge=1, description="banks per subchannel and rank "
+                                             "(DDR5 16 Gb: 8 bank groups x 4)")
+    bank_time: Time = Field(0.0, description="time a line access holds its bank (the row "
+                                             "cycle tRC); 0 = banks never queue")
 
     @property
     def peak_bandwidth(self) -> float:
@@ -76,6 +88,11 @@ class DramParams(StrictModel):
     def servers(self) -> int:
         """Independent data buses: channels x subchannels."""
         return self.channels * self.subchannels
+
+    @property
+    def bank_servers(self) -> int:
+        """Banks the lines are spread over: channels x subchannels x ranks x banks."""
+        return self.channels * self.subchannels * self.ranks * self.banks
 
     @property
     def line_time(self) -> float:
@@ -111,16 +128,24 @@ class DramTarget:
 
     def capacity(self, read_fraction: float = 1.0) -> float:
         """Largest total bandwidth (reads + writes, B/s) at this mix."""
-        return self.params.sustained_bandwidth(read_fraction)
+        p = self.params
+        buses = p.sustained_bandwidth(read_fraction)
+        if not p.bank_time:
+            return buses
+        return min(buses, p.bank_servers * LINE_BYTES / p.bank_time * 1e9)
 
     def servers(self, read_bps: float, write_bps: float) -> list[Server]:
-        """The subchannel queue a read crosses, at these offered bandwidths (B/s)."""
+        """The subchannel and bank queues a read crosses, at these offered bandwidths (B/s)."""
         total = read_bps + write_bps
         mix = read_bps / total if total > 0 else 1.0
         p = self.params
-        rho = total / self.capacity(mix)
+        rho = total / p.sustained_bandwidth(mix)
         service = p.burst_lines * p.line_time / p.mix_efficiency(mix)
-        return [Server(self.name, rho, md1_wait(rho, service))]
+        out = [Server(self.name, rho, md1_wait(rho, service))]
+        if p.bank_time:
+            bank_rho = total / LINE_BYTES * 1e-9 * p.bank_time / p.bank_servers
+            out.append(Server(f"{self.name}.banks", bank_rho, md1_wait(bank_rho, p.bank_time)))
+        return out
 
     def read_latency(self, read_bps: float, write_bps: float = 0.0) -> float:
         """Mean read latency, ns, at these offered bandwidths (inf at or past capacity)."""
