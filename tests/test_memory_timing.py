@@ -333,3 +333,12 @@ def test_banks_give_the_curve_its_linear_middle():
     slopes = np.diff(extra) / np.diff(loads)
     assert slopes.max() / slopes.min() < 2.5  # about linear in this range
     assert with_banks.servers(0.5 * cap, 0)[1].name == "dram.banks"
+
+
+def test_an_expanders_limits_name_what_binds():
+    module = ExpanderTarget(load_topology(REPO / "topologies" / "one-channel-expander.yaml"),
+                            "host0", "cxl0")
+    limits = module.limits(1.0)
+    assert set(limits) == {"rp0-cxl0", "dram", "request buffer"}
+    assert module.capacity(1.0) == min(limits.values()) == limits["request buffer"]
+    assert limits["request buffer"] == pytest.approx(52 * 64 / module.idle_latency * 1e9)

@@ -132,22 +132,29 @@ class ExpanderTarget:
         per_line = (mix * self.wire[request] + (1 - mix) * self.wire[response_or_write])
         return LINE_BYTES * 1e9 / (per_line * ns_per_byte)
 
-    def capacity(self, read_fraction: float = 1.0) -> float:
-        """Largest total bandwidth (B/s) before a link direction or the media saturates."""
+    def limits(self, read_fraction: float = 1.0) -> dict[str, float]:
+        """Each limit's largest total bandwidth (B/s) at this mix: the busier direction
+        of each link, the DRAM, the media, the controller's rate, its request buffer
+        (requests in flight x 64 B / the idle round trip)."""
         r = read_fraction
-        caps = []
+        out = {}
         for h in self.hops:
-            caps.append(self._direction_capacity(M2S_REQ, M2S_RWD, r, h.ns_per_byte))
-            caps.append(self._direction_capacity(S2M_DRS, S2M_NDR, r, h.ns_per_byte))
+            out[h.name] = min(self._direction_capacity(M2S_REQ, M2S_RWD, r, h.ns_per_byte),
+                              self._direction_capacity(S2M_DRS, S2M_NDR, r, h.ns_per_byte))
         if self.dram is not None:
-            caps.append(self.dram.capacity(r))
+            out["dram"] = self.dram.capacity(r)
         if self.media_bandwidth:
-            caps.append(self.media_bandwidth)
+            out["media"] = self.media_bandwidth
         if self.request_time:
-            caps.append(LINE_BYTES / self.request_time * 1e9)
+            out["controller"] = LINE_BYTES / self.request_time * 1e9
         if self.request_buffer:
-            caps.append(self.request_buffer * LINE_BYTES / self.idle_latency * 1e9)
-        return min(caps)
+            out["request buffer"] = self.request_buffer * LINE_BYTES / self.idle_latency * 1e9
+        return out
+
+    def capacity(self, read_fraction: float = 1.0) -> float:
+        """Largest total bandwidth (B/s) before a link direction, the DRAM, the media or
+        the controller saturates."""
+        return min(self.limits(read_fraction).values())
 
     def servers(self, read_bps: float, write_bps: float) -> list[Server]:
         """Link directions (down, up) of every hop and the media, at these bandwidths."""
