@@ -39,7 +39,7 @@ class MemoryExperiment(ExperimentSpec):
                       ) -> dict[str, list[str]]:
         topology, host = info.data.get("topology"), info.data.get("host")
         if topology is not None and host is not None:  # else their own errors are shown
-            known = _memory_targets(topology, host)
+            known = memory_targets(topology, host)
             for node, targets in nodes.items():
                 for name in targets:
                     if name not in known:
@@ -53,7 +53,7 @@ class MemoryExperiment(ExperimentSpec):
                        ) -> dict[str, CurveFileSpec]:
         topology, host = info.data.get("topology"), info.data.get("host")
         if topology is not None and host is not None:
-            known = _memory_targets(topology, host)
+            known = memory_targets(topology, host)
             for name in curves:
                 if name not in known:
                     raise ValueError(f"curves for {name!r}, which is not a memory target of "
@@ -85,7 +85,7 @@ def weights_known(modes: dict[str, dict[str, float]], nodes: dict[str, list[str]
                              f" nodes: {', '.join(nodes)}")
 
 
-def _memory_targets(topology: TopologySpec, host: str) -> list[str]:
+def memory_targets(topology: TopologySpec, host: str) -> list[str]:
     """The memories ``host`` can place pages on: its dram nodes and the CXL devices with
     memory (as :meth:`cxlsim.memory.epoch.MemorySystem.from_topology` builds them)."""
     return [n.name for n in topology.nodes

@@ -7,7 +7,6 @@ lands with the issue that builds its models.
 
 from __future__ import annotations
 
-import math
 import re
 from functools import cache
 
@@ -524,40 +523,25 @@ def weighted_interleave(quick: bool) -> dict[str, Outcome]:
 @check("T8.1", "T8.2", "T8.3", "T8.4")
 def mess_curves(quick: bool) -> dict[str, Outcome]:
     """topologies/graviton3.yaml's DRAM (the ddr5-4800 preset, 8 channels; its unloaded
-    latency the curve's lowest point) against the Mess benchmark's measured curves
-    (models/curves/mess-graviton3-ddr5.yaml), point by point: no parameter fitted."""
-    from cxlsim.memory.curvefile import load_curve_file
-    from cxlsim.memory.epoch import MemorySystem
-    from cxlsim.topology import load_topology
-
-    node = MemorySystem.from_topology(load_topology(bundled("topologies") / "graviton3.yaml"),
-                                      "host0").nodes["dram0"]
-    curves = load_curve_file(bundled("models") / "curves" / "mess-graviton3-ddr5.yaml").curves
+    latency the curve's lowest point) against the Mess benchmark's measured curves,
+    point by point, nothing fitted (experiments/mess-graviton3.yaml)."""
+    summary = load_experiment(EXPERIMENTS / "mess-graviton3.yaml").run().tables["summary"]
     out = {}
-    for (shape_id, peak_id), curve in zip((("T8.1", "T8.3"), ("T8.2", "T8.4")), curves):
-        r = curve.read_fraction
-        points = np.array(curve.points)
-        top = points[:, 0].max()
-        inside = points[(points[:, 0] >= 0.1 * top) & (points[:, 0] <= 0.9 * top)]
-        model = np.array([node.read_latency(bw * r, bw * (1 - r)) for bw, _ in inside])
-        error = model - inside[:, 1]
-        finite = np.isfinite(error)
-        mean = float(np.mean(np.abs(error))) if finite.all() else math.inf
-        worst = int(np.argmax(np.where(finite, np.abs(error), np.inf)))
-        shown = (f"mean |Δ| {mean:.1f} ns over {len(inside)} points "
-                 f"({inside[0, 0] / 1e9:.0f}-{inside[-1, 0] / 1e9:.0f} GB/s); worst "
-                 f"{error[worst]:+.0f} ns at {inside[worst, 0] / 1e9:.0f} GB/s")
-        capacity = node.capacity(r)
-        out[shape_id] = _in_band(shape_id, mean, shown, (
-            f"the model saturates at {capacity / 1e9:.0f} GB/s, where Graviton3 reaches "
-            f"{top / 1e9:.0f} GB/s: the preset's write drain (9 lines per turnaround, "
-            "calibrated on Micron's MLC 1:1 / 2:1 ratio) costs more bus time than "
-            "Graviton3's controller loses at this mix; below 60 % of the maximum the "
-            f"shape holds (mean |Δ| {np.mean(np.abs(error[inside[:, 0] < 0.6 * top])):.1f} ns)"
-            if capacity < 0.95 * top else ""))
-        out[peak_id] = _relative(peak_id, capacity / 1e9, f"{capacity / 1e9:.1f} GB/s", (
-            "1 - tRFC/tREFI of the peak for one direction (refresh), times the write-drain "
-            "mix factor" if r < 1 else "1 - tRFC/tREFI of the peak: refresh alone"))
+    for (shape_id, peak_id), row in zip((("T8.1", "T8.3"), ("T8.2", "T8.4")),
+                                        summary.itertuples()):
+        lo, hi = row.band_GBps
+        shown = (f"mean |Δ| {row.mean_abs_error_ns:.1f} ns over {row.points} points "
+                 f"({lo:.0f}-{hi:.0f} GB/s); worst {row.worst_error_ns:+.0f} ns at "
+                 f"{row.worst_at_GBps:.0f} GB/s")
+        capacity, top = row.model_capacity_GBps, row.measured_max_GBps
+        out[shape_id] = _in_band(shape_id, row.mean_abs_error_ns, shown, (
+            f"the model saturates at {capacity:.0f} GB/s, where Graviton3 reaches {top:.0f} "
+            "GB/s: the preset's write drain (9 lines per turnaround, calibrated on Micron's "
+            "MLC 1:1 / 2:1 ratio) costs more bus time than Graviton3's controller loses at "
+            "this mix" if capacity < 0.95 * top else ""))
+        out[peak_id] = _relative(peak_id, capacity, f"{capacity:.1f} GB/s", (
+            "1 - tRFC/tREFI of the peak (refresh), times the write-drain mix factor"
+            if row.read_fraction < 1 else "1 - tRFC/tREFI of the peak: refresh alone"))
     return out
 
 
