@@ -51,4 +51,5 @@ def test_curves_for_an_unknown_target_are_named(tmp_path):
     with pytest.raises(InputError) as info:
         load_experiment(path)
     assert str(info.value).endswith(
-        "curves: not a memory target of the topology: 'cxl9'; targets: dram0")
+        "curves: curves for 'cxl9', which is not a memory target of the topology; "
+        "targets: dram0")

@@ -51,14 +51,7 @@ class MemoryExperiment(ExperimentSpec):
     @classmethod
     def _curve_targets(cls, curves: dict[str, CurveFileSpec], info: ValidationInfo
                        ) -> dict[str, CurveFileSpec]:
-        topology, host = info.data.get("topology"), info.data.get("host")
-        if topology is not None and host is not None:
-            known = memory_targets(topology, host)
-            for name in curves:
-                if name not in known:
-                    raise ValueError(f"curves for {name!r}, which is not a memory target of "
-                                     f"the topology; targets: {', '.join(known)}")
-        return curves
+        return curve_targets(curves, info)
 
     def memory(self) -> MemorySystem:
         """The epoch level's memory system of the topology (measured curves in place of
@@ -83,6 +76,19 @@ def weights_known(modes: dict[str, dict[str, float]], nodes: dict[str, list[str]
         if unknown:
             raise ValueError(f"mode {mode!r} places pages on unknown node(s) {sorted(unknown)};"
                              f" nodes: {', '.join(nodes)}")
+
+
+def curve_targets(curves: dict[str, CurveFileSpec], info: ValidationInfo
+                  ) -> dict[str, CurveFileSpec]:
+    """A ``curves`` field validator: every key must be a memory target of the topology."""
+    topology, host = info.data.get("topology"), info.data.get("host")
+    if topology is not None and host is not None:  # else their own errors are shown
+        known = memory_targets(topology, host)
+        for name in curves:
+            if name not in known:
+                raise ValueError(f"curves for {name!r}, which is not a memory target of "
+                                 f"the topology; targets: {', '.join(known)}")
+    return curves
 
 
 def memory_targets(topology: TopologySpec, host: str) -> list[str]:

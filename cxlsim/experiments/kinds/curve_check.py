@@ -15,7 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from pydantic import Field, ValidationInfo, field_validator
 
-from cxlsim.experiments.memory_base import memory_targets
+from cxlsim.experiments.memory_base import curve_targets
 from cxlsim.experiments.result import RunResult
 from cxlsim.experiments.spec import ExperimentSpec, HostName, register
 from cxlsim.memory.curvefile import CurveFileSpec
@@ -41,14 +41,7 @@ class CurveCheckExperiment(ExperimentSpec):
     @classmethod
     def _targets(cls, curves: dict[str, CurveFileSpec], info: ValidationInfo
                  ) -> dict[str, CurveFileSpec]:
-        topology, host = info.data.get("topology"), info.data.get("host")
-        if topology is not None and host is not None:
-            known = memory_targets(topology, host)
-            unknown = [name for name in curves if name not in known]
-            if unknown:
-                raise ValueError(f"not a memory target of the topology: "
-                                 f"{', '.join(map(repr, unknown))}; targets: {', '.join(known)}")
-        return curves
+        return curve_targets(curves, info)
 
     @field_validator("band")
     @classmethod
