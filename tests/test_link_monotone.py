@@ -34,6 +34,8 @@ CASES = [
     ("deceval-flows.yaml", [], "flows", ["flow"], [("total_s", +1)]),
     ("ornl-transfer.yaml", ["sizes.stop=1 MiB", "chunks=null"], "transfer",
      ["size_B", "device"], [("t_sim_ns", +1)]),
+    ("cache-vs-dma.yaml", ["sizes=[64 B, 4 KiB, 256 KiB]", "in_flight=[1, 16]"], "points",
+     ["op", "size", "in_flight", "method"], [("time_ns", +1), ("bandwidth_GBps", -1)]),
 ]
 #: How much worse, per experiment: DecEval's link hides behind the GPU until it is
 #: well below the 0.31 of PCIe the integration consumes (see notebooks/deceval.ipynb).
