@@ -7,7 +7,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import REPO
+from cxlsim.errors import InputError
 from cxlsim.experiments import load_experiment
+from cxlsim.experiments.kinds.interleave import placement
 from cxlsim.memory.epoch import Demand, MemorySystem, policy_shares
 from cxlsim.memory.mempolicy import MemPolicy, PagePlacement
 from cxlsim.memory.numa import Numa, auto_weights
@@ -99,8 +101,6 @@ def test_delay_injection_removes_the_gain(system):
 
 
 def test_experiment_rejects_unknown_nodes():
-    from cxlsim.errors import InputError
-
     with pytest.raises(InputError) as info:
         load_experiment(WEIGHTED, ["cxl=cxl9"])
     assert "node 'cxl9' is not in nodes (dram, cxl)" in info.value.message
@@ -110,3 +110,75 @@ def test_t5_failures_say_why(quick_validation):
     rows = {r["id"]: r for r in quick_validation}
     for target in ("T5.1", "T5.2"):
         assert "module throughput limit" in rows[target]["note"]
+
+
+THREE_NODES = """\
+name: three-nodes
+kind: weighted-interleave
+topology: {topology}
+cpu: {{preset: cpus/xeon6}}
+nodes: {{dram: [dram0], cxl0: [cmm0, cmm1], cxl1: [cmm2, cmm3]}}
+cxl: cxl0
+weights: [2, {{dram: 4, cxl0: 1, cxl1: 1}}, {{dram: 5, cxl0: 2}}, {{cxl1: 1, dram: 3}}]
+mixes: {{"2:1": 0.6667}}
+auto: false
+"""
+
+
+def test_any_weight_vector(write):
+    """Mappings place pages on any of the nodes: DRAM:CXL pairs read ``5:2``, others name
+    their nodes; metrics use the weights over ``nodes`` in order."""
+    path = write("three.yaml", THREE_NODES.format(topology=REPO / "topologies/hmsdk-cmm.yaml"))
+    result = load_experiment(path).run()
+    table = result.tables["points"].set_index("policy")
+    assert list(table.index) == ["DRAM only", "CXL only", "2:1", "dram 4 : cxl0 1 : cxl1 1",
+                                 "5:2", "dram 3 : cxl1 1"]
+    assert table["dram_share"].to_dict() == pytest.approx(
+        {"DRAM only": 1, "CXL only": 0, "2:1": 2 / 3, "dram 4 : cxl0 1 : cxl1 1": 2 / 3,
+         "5:2": 5 / 7, "dram 3 : cxl1 1": 3 / 4})
+    # the third node's traffic gets columns of its own
+    assert table.loc["dram 3 : cxl1 1", "cxl_GBps"] == 0
+    assert table.loc["dram 3 : cxl1 1", "node_cxl1_GBps"] > 0
+    m = result.metrics
+    assert {"gain_w2to1_rw2to1", "gain_w4to1to1_rw2to1", "gain_w5to2_rw2to1",
+            "gain_w3to0to1_rw2to1", "dram_utilisation_w4to1to1_rw2to1"} <= set(m)
+    # two CXL nodes carry what one cannot: spreading over both is the best placement
+    assert m["best_weight_rw2to1"] == "dram 4 : cxl0 1 : cxl1 1"
+    assert m["gain_w4to1to1_rw2to1"] > 0 > m["gain_w2to1_rw2to1"]
+
+
+@pytest.mark.parametrize("weights, message", [
+    ("[2, {dram: 5, cxl9: 2}]",
+     "weights[1].cxl9: node 'cxl9' is not in nodes (dram, cxl)"),
+    ("[0]", "weights[0]: expected greater than or equal to 1; found 0"),
+    ("[{dram: 0, cxl: 1}]", "weights[0].dram: expected greater than or equal to 1; found 0"),
+    ("[{}]", "weights[0]: expected at least 1 item; found none"),
+    ("[{dram: 1.5}]", "weights[0].dram: expected a whole number; found 1.5"),
+    ("[1, 2, {cxl: 1, dram: 2}]", "weights: entries 1 and 2 are the same placement '2:1'"),
+])
+def test_bad_weights_are_named(weights, message):
+    with pytest.raises(InputError) as info:
+        load_experiment(WEIGHTED, [f"weights={weights}"])
+    assert str(info.value) == f"--set weights={weights}: {message}"
+
+
+def test_bad_weights_point_at_the_file(write):
+    path = write("bad.yaml", WEIGHTED.read_text().replace(
+        "weights: [1, 2, 3, 4]", "weights: [1, {dram: 3, cxl: 1, cxl9: 1}]"))
+    with pytest.raises(InputError) as info:
+        load_experiment(path)
+    assert str(info.value) == (f"{path}:18:38: weights[1].cxl9: node 'cxl9' is not in nodes "
+                               "(dram, cxl)")
+
+
+NODE_NAMES = ["dram", "cxl0", "cxl1"]
+entries = st.integers(1, 4) | st.dictionaries(st.sampled_from(NODE_NAMES), st.integers(1, 4),
+                                              min_size=1)
+
+
+@given(a=entries, b=entries)
+def test_labels_and_metric_names_tell_placements_apart(a, b):
+    """Same label <=> same metric tag <=> same pages per node: the table and the metrics
+    are keyed by placement."""
+    pa, pb = (placement(e, "dram", "cxl0", NODE_NAMES) for e in (a, b))
+    assert (pa[0] == pb[0]) == (pa[1] == pb[1]) == (pa[2] == pb[2])

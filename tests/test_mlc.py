@@ -134,3 +134,46 @@ def test_t4_failures_say_why(quick_validation):
     assert rows["T4.3"]["note"].startswith("+2.6 points from the published -7 %")
     assert "accesses in flight" in rows["T4.3"]["note"]
     assert "counted as steeper" in rows["T4.5"]["note"] and "busy" in rows["T4.5"]["note"]
+
+
+def test_bandwidth_by_mix_alone(mlc):
+    """``delays: []``: no loaded-latency sweep, so no points, band or curve figures; the
+    bandwidth by mix is the full run's."""
+    result = load_experiment(MLC, ["delays=[]", "stream=false"]).run()
+    assert list(result.tables) == ["mixes"] and result.figures == {}
+    assert result.tables["mixes"].equals(mlc.tables["mixes"])
+    assert set(result.metrics) == {"threads", "mlp", "idle_latency_ns_ram", "idle_latency_ns_cxl",
+                                   "idle_latency_ns_interleave"}
+
+
+def test_one_delay_with_and_without_the_band(mlc):
+    banded = load_experiment(MLC, ["delays=[100 ns]", "stream=false"]).run()
+    assert set(banded.tables["points"]["delay_ns"]) == {100.0, 150.0, 200.0, 250.0, 300.0}
+    assert banded.metrics["band_max_rel_diff_interleave"] == \
+        mlc.metrics["band_max_rel_diff_interleave"]
+    alone = load_experiment(MLC, ["delays=[100 ns]", "band=null", "stream=false"]).run()
+    assert list(alone.tables["points"]["delay_ns"]) == [100.0] * 3
+    assert not any(k.startswith("band_") for k in alone.metrics)
+    assert alone.metrics["delay0_order"] == "ram > interleave > cxl"
+
+
+def test_reference_only_where_a_band_is_compared(write):
+    text = MLC.read_text().replace("reference: ram\n", "").replace(
+        "topology: ../", f"topology: {REPO}/")
+    path = write("mlc.yaml", text)
+    with pytest.raises(InputError) as info:
+        load_experiment(path)
+    assert str(info.value) == (
+        f"{path}:1:1: reference is missing: the modes are compared with it over the band; "
+        "expected one of the modes ram, cxl, interleave (or band: null)")
+    assert load_experiment(path, ["band=null"]).reference is None
+    assert load_experiment(path, ["delays=[]"]).reference is None
+
+
+@pytest.mark.parametrize("experiment", [MLC, APP])
+def test_threads_beyond_the_cores_are_refused(experiment):
+    with pytest.raises(InputError) as info:
+        load_experiment(experiment, ["threads=49"])
+    assert str(info.value) == ("--set threads=49: threads: expected at most the CPU's 48 "
+                               "cores; found 49")
+    assert load_experiment(experiment, ["threads=48"]).workers == 48

@@ -21,8 +21,9 @@ class MemoryExperiment(ExperimentSpec):
     host: HostName = Field("host0", validate_default=True,
                            description="the host whose cores run the workload")
     cpu: CpuParams = Field(description="the host's CPU (e.g. preset cpus/xeon6)")
-    threads: int | None = Field(None, ge=1, description="worker threads; default: the CPU's "
-                                                        "cores less one (MLC's latency core)")
+    threads: int | None = Field(None, ge=1, description="worker threads, at most the CPU's "
+                                                        "cores; default: the cores less one "
+                                                        "(MLC's latency core)")
     mlp: float | None = Field(None, gt=0, description="accesses in flight per thread; "
                                                       "default: the CPU's mlp")
     nodes: dict[str, list[str]] = Field(
@@ -32,6 +33,15 @@ class MemoryExperiment(ExperimentSpec):
         default_factory=dict, description="memory target -> measured loaded-latency curves "
                                           "that replace its model: a curve file (path "
                                           "relative to this file) or the same inline")
+
+    @field_validator("threads")
+    @classmethod
+    def _fits_the_cpu(cls, threads: int | None, info: ValidationInfo) -> int | None:
+        """One worker per core: more threads than cores could not all run at once."""
+        cpu = info.data.get("cpu")
+        if threads is not None and cpu is not None and threads > cpu.cores:
+            raise ValueError(f"expected at most the CPU's {cpu.cores} cores; found {threads}")
+        return threads
 
     @field_validator("nodes")
     @classmethod
