@@ -141,6 +141,23 @@ def test_expander_idle_latency_equals_mem_path(selectel):
     assert cxl.read_latency(0.0) == cxl.idle_latency
 
 
+@pytest.mark.parametrize("topology", [SELECTEL, SINGLE, HMSDK])
+def test_expander_idle_write_latency_equals_mem_path(topology):
+    """A lone MemWr (M2S RwD down, S2M NDR up) on the transaction level takes the
+    closed form's unloaded write latency."""
+    topo = load_topology(topology)
+    device = "cmm0" if topology == HMSDK else "cxl0"
+    cxl = ExpanderTarget(topo, "host0", device)
+    sim = Simulation(1)
+    path = System(sim, topo).mem_path("host0", device)
+    done = []
+    path.write(done.append)
+    sim.run()
+    assert done[0].op == "write"
+    assert done[0].latency == pytest.approx(cxl.idle_write_latency, rel=1e-12)
+    assert cxl.write_latency(0.0, 0.0) == cxl.idle_write_latency
+
+
 #: Cross-check tolerance of the epoch level's loaded read latency against the
 #: transaction level (same topology, Poisson reads): 2 %. The epoch level's expander
 #: DRAM queues (buses and banks) are left out, as the transaction level's memory

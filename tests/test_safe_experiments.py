@@ -21,6 +21,12 @@ EXPERIMENTS = REPO / "experiments"
     ("link-loaded.yaml", ["loads=[0.5, 1.2]"],
      "loads[1]: expected less than or equal to 1; found 1.2"),
     ("link-loaded.yaml", ["loads=[0, 0.5]"], "loads[0]: expected greater than 0; found 0"),
+    ("link-loaded.yaml", ["read_fractions=[0.5, 1.5]"],
+     "read_fractions[1]: expected less than or equal to 1; found 1.5"),
+    ("link-loaded.yaml", ["read_fractions=[-0.1]"],
+     "read_fractions[0]: expected greater than or equal to 0; found -0.1"),
+    ("link-loaded.yaml", ["read_fractions=[]"],
+     "read_fractions: expected at least 1 item; found none"),
     ("bias.yaml", ["device=host0"],
      "device: 'host0' is not a CXL Type 2 device with memory; expected a CXL Type 2 device "
      "with memory: 'acc0'"),

@@ -1,7 +1,8 @@
 """Host-side traffic: a Poisson stream of CXL.mem requests on a path.
 
 Arrivals are generated lazily (one pending event per source), so a long run keeps the
-event heap shallow. Latencies are recorded only after the warm-up time.
+event heap shallow. Latencies are recorded only after the warm-up time: of every
+request, and of reads and writes apart (their paths differ: RwD down, NDR up).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ class PoissonRequester(Component):
         self._write_fraction = write_fraction
         self._rng = sim.rng
         self.latency = self.tally("latency")
+        self.op_latency = {"read": self.tally("read_latency"),
+                           "write": self.tally("write_latency")}
         self.completed = self.counter("completed")
         self.bytes = self.counter("bytes")
         call_later(self.env, self._rng.exponential(self._mean_gap), self._arrive)
@@ -40,5 +43,6 @@ class PoissonRequester(Component):
     def _done(self, txn: Transaction) -> None:
         now = self.env.now
         self.latency.record(txn.latency, now)
+        self.op_latency[txn.op].record(txn.latency, now)
         self.completed.add()
         self.bytes.add(txn.size)

@@ -10,6 +10,9 @@ and media latencies. Its unloaded read latency is exactly the transaction level'
            + (wire(M2S Req) + wire(S2M DRS)) / serializer] + controller + media
            (+ 64 B / media_bandwidth when the device sets one)
 
+and its unloaded write latency likewise, with M2S RwD down and S2M NDR up in place of
+M2S Req and S2M DRS.
+
 Under load, each link direction is a FIFO serializer: downstream it carries M2S Req
 (reads) and M2S RwD (writes, with their data), upstream S2M DRS (read data) and S2M
 NDR (write completions) -- the link is full duplex, so reads load the upstream
@@ -121,11 +124,16 @@ class ExpanderTarget:
         self._media_service = media_service
         self.request_time = spec.request_time
         self.request_buffer = spec.request_buffer
-        self.idle_latency = (2 * self.fixed
-                             + sum(2 * h.latency + (self.wire[M2S_REQ] + self.wire[S2M_DRS])
-                                   * h.ns_per_byte for h in self.hops)
-                             + self.controller_latency + self.media_latency + media_service
-                             + self.request_time)
+        self.idle_latency = self._idle(M2S_REQ, S2M_DRS)
+        self.idle_write_latency = self._idle(M2S_RWD, S2M_NDR)
+
+    def _idle(self, request: str, response: str) -> float:
+        """Unloaded latency, ns, of a transaction sending ``request`` and getting ``response``."""
+        return (2 * self.fixed
+                + sum(2 * h.latency + (self.wire[request] + self.wire[response]) * h.ns_per_byte
+                      for h in self.hops)
+                + self.controller_latency + self.media_latency + self._media_service
+                + self.request_time)
 
     def _direction_capacity(self, request: str, response_or_write: str, mix: float,
                             ns_per_byte: float) -> float:
@@ -195,3 +203,7 @@ class ExpanderTarget:
     def read_latency(self, read_bps: float, write_bps: float = 0.0) -> float:
         """Mean CXL.mem read latency, ns, at these offered bandwidths."""
         return self.idle_latency + sum(s.wait for s in self.servers(read_bps, write_bps))
+
+    def write_latency(self, read_bps: float, write_bps: float) -> float:
+        """Mean CXL.mem write latency, ns: a write waits in the same FIFO queues as a read."""
+        return self.idle_write_latency + sum(s.wait for s in self.servers(read_bps, write_bps))

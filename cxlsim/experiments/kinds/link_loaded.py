@@ -1,10 +1,12 @@
-"""``kind: link-loaded`` — CXL.mem read latency versus delivered bandwidth on a link.
+"""``kind: link-loaded`` — CXL.mem latency versus delivered bandwidth on a link.
 
-Poisson requesters on the host issue 64 B reads to one Type 3 device at a swept offered
-load, for each flit mode and link width asked for. The offered load is a fraction of
-the link's saturated read bandwidth, which comes from the flit packer (raw bandwidth x
-packed efficiency of S2M DRS); the latency curve, the knee and the saturation point
-come out of the transaction-level run.
+Poisson requesters on the host issue 64 B requests to one Type 3 device at a swept
+offered load, for each flit mode, link width and read fraction asked for: a read is M2S
+Req down and S2M DRS (data) up, a write M2S RwD (data) down and S2M NDR up. The offered
+load is a fraction of the link's saturated bandwidth for the mix: raw bandwidth x 64 B
+over the flit packer's wire bytes per request in the busier direction (all reads: the
+packed efficiency of S2M DRS). The latency curves (all requests, reads, writes), the
+knee and the saturation point come out of the transaction-level run.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from cxlsim.engine import Simulation
 from cxlsim.experiments.result import RunResult
 from cxlsim.experiments.spec import ExperimentSpec, HostName, MemoryDeviceName, register
 from cxlsim.devices.requester import PoissonRequester
-from cxlsim.link.flits import saturated_efficiency
+from cxlsim.protocol.mem import M2S_REQ, M2S_RWD, S2M_DRS, S2M_NDR
+from cxlsim.link.flits import wire_bytes_per_message
 from cxlsim.link.params import FlitMode
 from cxlsim.topology import Topology
 from cxlsim.topology.elaborate import System
@@ -30,7 +33,7 @@ from cxlsim.topology.schema import TopologySpec
 
 @register("link-loaded")
 class LinkLoadedExperiment(ExperimentSpec):
-    """Loaded-latency curves of CXL.mem reads for flit modes x link widths."""
+    """Loaded-latency curves of CXL.mem for flit modes x link widths x read fractions."""
 
     kind: str = "link-loaded"
     topology: TopologySpec = Field(description="the system (a topology file path or inline)")
@@ -40,9 +43,12 @@ class LinkLoadedExperiment(ExperimentSpec):
     flit_modes: list[FlitMode] = Field(["68B", "256B"], min_length=1,
                                        description="flit modes applied to every CXL link")
     widths: list[int] = Field([8, 16], min_length=1, description="link widths to compare")
+    read_fractions: list[Annotated[float, Field(ge=0, le=1)]] = Field(
+        [1.0], min_length=1,
+        description="fraction of requests that are reads, in [0, 1] (the rest are writes)")
     loads: list[Annotated[float, Field(gt=0, le=1)]] = Field(
         [0.1, 0.3, 0.5, 0.7, 0.8, 0.9, 0.95], min_length=1,
-        description="offered load, fraction of saturated read bandwidth, in (0, 1]")
+        description="offered load, fraction of the mix's saturated bandwidth, in (0, 1]")
     requesters: int = Field(16, ge=1, description="independent Poisson requesters")
     requests: int = Field(40_000, ge=100, description="requests per point")
     warmup: float = Field(0.1, ge=0, lt=1, description="fraction of requests before measuring")
@@ -50,44 +56,57 @@ class LinkLoadedExperiment(ExperimentSpec):
 
     def run(self, progress: bool = False, point: int = 0) -> RunResult:
         rows = []
-        for mode, width in itertools.product(self.flit_modes, self.widths):
+        for mode, width, reads in itertools.product(self.flit_modes, self.widths,
+                                                    self.read_fractions):
             for i, load in enumerate(self.loads):
-                rows.append(self._point(mode, width, load, point * 1000 + i))
+                rows.append(self._point(mode, width, reads, load, point * 1000 + i))
         table = pd.DataFrame(rows)
         metrics = {}
-        for (mode, width), part in table.groupby(["flit_mode", "width"], sort=False):
-            tag = f"{mode}_x{width}"
+        curve = table["flit_mode"] + " x" + table["width"].astype(str)
+        if self.read_fractions != [1.0]:
+            curve += " reads " + table["read_fraction"].map("{:g}".format)
+        for (mode, width, reads), part in table.groupby(["flit_mode", "width", "read_fraction"],
+                                                        sort=False):
+            tag = f"{mode}_x{width}" + ("" if reads == 1.0 else f"_reads{reads:g}")
             metrics[f"capacity_GBps_{tag}"] = float(part["capacity_GBps"].iloc[0])
             metrics[f"max_delivered_GBps_{tag}"] = float(part["delivered_GBps"].max())
             metrics[f"lowest_load_latency_ns_{tag}"] = float(part["latency_mean_ns"].iloc[0])
-        fig = px.line(table, x="delivered_GBps", y="latency_mean_ns",
-                      color=table["flit_mode"] + " x" + table["width"].astype(str),
-                      markers=True, title="CXL.mem read latency vs delivered bandwidth",
+        fig = px.line(table, x="delivered_GBps", y="latency_mean_ns", color=curve,
+                      markers=True, title="CXL.mem latency vs delivered bandwidth",
                       labels={"delivered_GBps": "delivered bandwidth (GB/s)",
-                              "latency_mean_ns": "mean read latency (ns)", "color": "link"})
+                              "latency_mean_ns": "mean latency (ns)", "color": "link"})
         fig.update_layout(template="plotly_white")
         return RunResult(self.name, self, metrics, {"points": table}, {"loaded latency": fig})
 
-    def _point(self, mode: str, width: int, load: float, stream: int) -> dict:
+    def _point(self, mode: str, width: int, reads: float, load: float, stream: int) -> dict:
         links = [link.model_copy(update={"flit_mode": mode, "width": width})
                  if link.protocol == "cxl" else link for link in self.topology.links]
         topo = Topology.from_spec(self.topology.model_copy(update={"links": links}))
         first = next(r for r in topo.routes if r.host == self.host and r.device == self.device)
-        capacity = first.bandwidth * saturated_efficiency(mode, "read")  # B/s of 64 B lines
-        rate = load * capacity / 64 / 1e9  # reads per ns
+        wire = {k: wire_bytes_per_message(mode, k) for k in (M2S_REQ, M2S_RWD, S2M_DRS, S2M_NDR)}
+        down = reads * wire[M2S_REQ] + (1 - reads) * wire[M2S_RWD]  # wire bytes per request
+        up = reads * wire[S2M_DRS] + (1 - reads) * wire[S2M_NDR]
+        capacity = first.bandwidth * (64 / max(down, up))  # B/s of 64 B lines
+        rate = load * capacity / 64 / 1e9  # requests per ns
         warm = int(self.requests * self.warmup)
         sim = Simulation(self.seed, stream, warmup=warm / rate)
         system = System(sim, topo)
         path = system.mem_path(self.host, self.device, credits=self.credits)
         per = -(-self.requests // self.requesters)
-        sources = [PoissonRequester(sim, f"req{k}", path, rate / self.requesters, per, parent=system)
+        sources = [PoissonRequester(sim, f"req{k}", path, rate / self.requesters, per,
+                                    write_fraction=1 - reads, parent=system)
                    for k in range(self.requesters)]
         sim.run()
         latency = np.concatenate([s.latency.values() for s in sources])
         done_bytes = sum(s.bytes.value for s in sources)
-        return {"flit_mode": mode, "width": width, "load": load,
-                "capacity_GBps": capacity / 1e9, "offered_GBps": load * capacity / 1e9,
-                "delivered_GBps": done_bytes / (sim.now - sim.stats.warmup),
-                "latency_mean_ns": float(latency.mean()),
-                "latency_p99_ns": float(np.percentile(latency, 99)),
-                "busiest_link_utilization": max(d.utilization() for d in system.links.values())}
+        row = {"flit_mode": mode, "width": width, "read_fraction": reads, "load": load,
+               "capacity_GBps": capacity / 1e9, "offered_GBps": load * capacity / 1e9,
+               "delivered_GBps": done_bytes / (sim.now - sim.stats.warmup),
+               "latency_mean_ns": float(latency.mean()),
+               "latency_p99_ns": float(np.percentile(latency, 99))}
+        for op in ("read", "write"):
+            part = np.concatenate([s.op_latency[op].values() for s in sources])
+            row[f"{op}_latency_mean_ns"] = float(part.mean()) if part.size else np.nan
+            row[f"{op}_latency_p99_ns"] = float(np.percentile(part, 99)) if part.size else np.nan
+        row["busiest_link_utilization"] = max(d.utilization() for d in system.links.values())
+        return row
