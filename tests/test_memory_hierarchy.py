@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from conftest import REPO
 from cxlsim.config import load_document, validate_document
 from cxlsim.memory import CoreMemory, CpuParams, PageTable, ReferenceCore
 
@@ -154,6 +155,66 @@ def test_cpu_params_are_checked():
 def test_the_epyc_7452_preset(repo):
     cpu = validate_document(CpuParams, load_document(repo / "models/cpus/epyc-7452.yaml"))
     assert [c.name for c in cpu.caches] == ["L1D", "L2", "L3"]
-    assert cpu.caches[2].size == 16 * 2**20 and cpu.caches[2].shared_by == 4
+    assert cpu.caches[2].size == 16 * 2**20 and cpu.caches[2].shared_by == "complex"
+    assert cpu.cores_per_complex == 4 and cpu.sharing == (1, 1, 4)
     assert cpu.tlbs[1].build(4096).sets * cpu.tlbs[1].build(4096).ways == 2048
     assert cpu.cycles_to_ns(40) == pytest.approx(40 / 3.35)
+
+
+# --------------------------------------------------------------------------- scaling a CPU
+
+def _preset(name: str, overrides: list[str] = ()) -> CpuParams:
+    return validate_document(CpuParams, load_document(REPO / f"models/cpus/{name}.yaml",
+                                                      list(overrides)))
+
+
+@pytest.mark.parametrize("name, cores, sharing", [
+    ("epyc-7452", 32, (1, 1, 4)), ("xeon6", 48, (1, 1, 48))])
+def test_presets_share_their_l3_as_before(name, cores, sharing):
+    """The shipped presets keep the L3 sharing they had as explicit counts."""
+    cpu = _preset(name)
+    assert cpu.cores == cores and cpu.sharing == sharing
+
+
+@settings(max_examples=30, deadline=None)
+@given(complexes=st.integers(1, 32))
+def test_a_preset_scales_by_whole_complexes(complexes):
+    """cores may be any multiple of cores_per_complex: the CCX stays four cores; the
+    Xeon's socket-wide L3 follows the core count."""
+    epyc = _preset("epyc-7452", [f"cores={4 * complexes}"])
+    assert epyc.sharing == (1, 1, 4)
+    xeon = _preset("xeon6", [f"cores={complexes}"])
+    assert xeon.sharing == (1, 1, complexes)
+
+
+@settings(max_examples=30, deadline=None)
+@given(cores=st.integers(1, 200).filter(lambda n: n % 4))
+def test_cores_not_a_multiple_of_the_complex_are_refused(cores):
+    data = TOY.model_dump()
+    data["caches"][2]["shared_by"] = "complex"
+    data.update(cores=cores, cores_per_complex=4)
+    with pytest.raises(ValidationError) as err:
+        CpuParams.model_validate(data)
+    assert (f"cores: {cores} is not a multiple of cores_per_complex (4, the cores sharing "
+            "one L3); expected a multiple of 4, or set cores_per_complex too") in str(err.value)
+
+
+def test_cores_per_complex_needs_a_level_shared_by_the_complex():
+    data = TOY.model_dump()
+    data["cores_per_complex"] = 2
+    with pytest.raises(ValidationError) as err:
+        CpuParams.model_validate(data)
+    assert ("cores_per_complex (2) is set but no cache level has shared_by: complex; expected "
+            "shared_by: complex on the level the complex shares (e.g. the L3), or "
+            "cores_per_complex: null") in str(err.value)
+
+
+def test_a_complex_of_a_scaled_preset():
+    """A complex of the scaled EPYC still has four cores sharing one L3 instance."""
+    cpu = _preset("epyc-7452", ["cores=16"])
+    pt = _table(4096, 4)
+    a = CoreMemory(cpu, pt)
+    others = [CoreMemory(cpu, pt, complex_of=a) for _ in range(3)]
+    assert all(o.caches[2] is a.caches[2] and o.caches[1] is not a.caches[1] for o in others)
+    with pytest.raises(ValueError, match="a complex of AMD EPYC 7452 has at most 4 cores"):
+        CoreMemory(cpu, pt, complex_of=a)

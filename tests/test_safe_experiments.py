@@ -30,6 +30,18 @@ EXPERIMENTS = REPO / "experiments"
     ("bias.yaml", ["device=host0"],
      "device: 'host0' is not a CXL Type 2 device with memory; expected a CXL Type 2 device "
      "with memory: 'acc0'"),
+    ("epyc7452-latency.yaml", ["cpu.cores=10"],
+     "epyc7452-latency.yaml:11:3: cpu: cores: 10 is not a multiple of cores_per_complex (4, "
+     "the cores sharing one L3); expected a multiple of 4, or set cores_per_complex too"),
+    ("mlc-loaded-latency.yaml", ["cpu.cores=16", "cpu.cores_per_complex=32"],
+     "mlc-loaded-latency.yaml:12:3: cpu: cores: 16 is not a multiple of cores_per_complex "
+     "(32, the cores sharing one L3); expected a multiple of 32, or set cores_per_complex too"),
+    ("epyc7452-latency.yaml", ["cpu.caches[2].shared_by=4"],
+     "cpu: cores_per_complex (4) is set but no cache level has shared_by: complex; expected "
+     "shared_by: complex on the level the complex shares (e.g. the L3), or "
+     "cores_per_complex: null"),
+    ("epyc7452-latency.yaml", ["cpu.caches[2].shared_by=all"],
+     "cpu.caches[2].shared_by: expected a whole number or 'complex'; found 'all'"),
     ("mlc-loaded-latency.yaml", ["host=nobody"],
      "host: 'nobody' is not a node of the topology; expected a host: 'host0'"),
     ("deceval-flows.yaml", ["topology.nodes[4].kind=gpu"],

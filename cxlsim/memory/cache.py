@@ -10,6 +10,8 @@ private L1/L2, the cores of a complex for an L3).
 
 from __future__ import annotations
 
+from typing import Annotated, Literal
+
 import numpy as np
 from pydantic import Field, model_validator
 
@@ -88,7 +90,9 @@ class CacheParams(StrictModel):
     ways: int = Field(ge=1, description="associativity")
     line: Size = Field(64, description="line size")
     latency_cycles: int = Field(ge=0, description="load-to-use latency of a hit here, core cycles")
-    shared_by: int = Field(1, ge=1, description="cores sharing one instance (1 = private)")
+    shared_by: Annotated[int, Field(ge=1)] | Literal["complex"] = Field(
+        1, description="cores sharing one instance (1 = private), or 'complex': the CPU's "
+                       "cores_per_complex, e.g. a CCX's L3")
 
     @model_validator(mode="after")
     def _geometry(self) -> CacheParams:

@@ -46,6 +46,9 @@ class CpuParams(StrictModel):
 
     name: str = Field(description="processor name")
     cores: int = Field(ge=1, description="cores per socket")
+    cores_per_complex: int | None = Field(
+        None, ge=1, description="cores of one complex (a CCX: they share the cache levels "
+                                "with shared_by: complex); default: every core of the socket")
     frequency: Frequency = Field(description="core clock, converts cycle latencies to time")
     mlp: int = Field(ge=1, description="independent loads a core keeps in flight "
                                        "(outstanding L1 data-cache misses)")
@@ -57,11 +60,30 @@ class CpuParams(StrictModel):
     def _consistent(self) -> CpuParams:
         if len({c.line for c in self.caches}) > 1:
             raise ValueError("every cache level must have the same line size")
-        for c in self.caches:
-            if self.cores % c.shared_by:
-                raise ValueError(f"{c.name} is shared by {c.shared_by} cores, which does not "
+        by_complex = [c.name for c in self.caches if c.shared_by == "complex"]
+        if self.cores_per_complex is not None:
+            if not by_complex:
+                raise ValueError(f"cores_per_complex ({self.cores_per_complex}) is set but no "
+                                 "cache level has shared_by: complex; expected shared_by: "
+                                 "complex on the level the complex shares (e.g. the L3), or "
+                                 "cores_per_complex: null")
+            n, shared = self.cores_per_complex, " and ".join(by_complex)
+            if self.cores % n:
+                raise ValueError(f"cores: {self.cores} is not a multiple of cores_per_complex "
+                                 f"({n}, the cores sharing one {shared}); expected a multiple "
+                                 f"of {n}, or set cores_per_complex too")
+        for c, shared_by in zip(self.caches, self.sharing):
+            if self.cores % shared_by:
+                raise ValueError(f"{c.name} is shared by {shared_by} cores, which does not "
                                  f"divide the {self.cores} cores")
         return self
+
+    @property
+    def sharing(self) -> tuple[int, ...]:
+        """Cores sharing one instance of each cache level, nearest first (1 = private)."""
+        complex_cores = self.cores_per_complex or self.cores
+        return tuple(complex_cores if c.shared_by == "complex" else c.shared_by
+                     for c in self.caches)
 
     def cycles_to_ns(self, cycles: float) -> float:
         """A latency in core cycles as nanoseconds."""
@@ -96,8 +118,8 @@ class CoreMemory:
     ``memory_ns`` gives the latency of each memory node (default: one node at the CPU's
     ``memory_latency``). Pass ``complex_of=core`` to build another core of the same
     complex: it gets its own TLBs and private caches and the very same instances of the
-    shared ones (``shared_by > 1``), up to ``shared_by`` cores; all of them live in one
-    :class:`~cxlsim.memory.cache.Arena`. Chunks of different cores interleave in a
+    shared ones (:attr:`CpuParams.sharing` > 1), up to that many cores; all of them live in
+    one :class:`~cxlsim.memory.cache.Arena`. Chunks of different cores interleave in a
     shared cache at chunk granularity.
     """
 
@@ -115,11 +137,11 @@ class CoreMemory:
             if complex_of.cpu != cpu:
                 raise ValueError("cores of one complex must have the same CPU parameters")
             self._complex = complex_of._complex
-            limit = min((c.shared_by for c in cpu.caches if c.shared_by > 1), default=1)
+            limit = min((n for n in cpu.sharing if n > 1), default=1)
             if len(self._complex) >= limit:
                 raise ValueError(f"a complex of {cpu.name} has at most {limit} cores")
-            caches = [theirs if c.shared_by > 1 else c.build(self.arena)
-                      for c, theirs in zip(cpu.caches, complex_of.caches)]
+            caches = [theirs if n > 1 else c.build(self.arena)
+                      for c, n, theirs in zip(cpu.caches, cpu.sharing, complex_of.caches)]
         self._complex.append(self)
         self.caches: tuple[SetAssociative, ...] = tuple(caches)
         self._tlb_geometry = np.array([t.geometry for t in self.tlbs])
