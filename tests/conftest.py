@@ -85,3 +85,13 @@ def calls(monkeypatch) -> list[int]:
 
     monkeypatch.setattr(RoutesExperiment, "run", counting)
     return seen
+
+
+def refused(capsys, argv: list[str], message: str) -> None:
+    """``cxlsim ARGV`` exits 2 with one line on stderr holding ``message``, nothing on stdout."""
+    from cxlsim.cli import main
+
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1, err
+    assert err.startswith("cxlsim: error: ") and message in err

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import REPO
-from cxlsim.cli import main
+from conftest import REPO, refused
 from cxlsim.experiments import load_experiment
 from cxlsim.link.tlp import completion_wire_bytes, phy_config, tlp_bandwidth, write_wire_bytes
 from cxlsim.topology import Topology
@@ -130,8 +129,5 @@ def test_bad_input_gets_one_clear_line(capsys, tmp_path, topology, overrides, me
     argv = ["run", str(experiment), "--out", str(tmp_path / "r")]
     for o in overrides:
         argv += ["--set", o]
-    assert main(argv) == 2
-    out, err = capsys.readouterr()
-    assert out == "" and err.count("\n") == 1, err
-    assert err.startswith("cxlsim: error: ") and message in err
+    refused(capsys, argv, message)
     assert not (tmp_path / "r").exists()

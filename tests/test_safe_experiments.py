@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import REPO
-from cxlsim.cli import main
+from conftest import REPO, refused
 
 EXPERIMENTS = REPO / "experiments"
 
@@ -55,8 +54,5 @@ def test_wrong_names_and_ranges_exit_2_with_one_line(capsys, tmp_path, experimen
     argv = ["run", str(EXPERIMENTS / experiment), "--out", str(tmp_path / "r")]
     for o in overrides:
         argv += ["--set", o]
-    assert main(argv) == 2
-    out, err = capsys.readouterr()
-    assert out == "" and err.count("\n") == 1, err
-    assert err.startswith("cxlsim: error: ") and message in err
+    refused(capsys, argv, message)
     assert list(tmp_path.iterdir()) == []

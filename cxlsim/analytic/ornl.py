@@ -11,6 +11,7 @@ MRRS 512), the b_n that reproduces the published 14.0x, 12.7 KiB and 76.5 KiB
 from __future__ import annotations
 
 from cxlsim.analytic.pcie import effective_bandwidth
+from cxlsim.analytic.search import least_true
 from cxlsim.link.tlp import DmaOp, PcieConfig
 
 T_S_PCIE = 738.77  # ns, ORNL slides
@@ -65,17 +66,7 @@ def crossover(cxl_penalty: float, cfg: PcieConfig = _CFG, t_s_pcie: float = T_S_
     def cxl_behind(n: int) -> bool:
         return t_cxl(n, cxl_penalty, cfg, t_s_cxl, op) >= t_pcie(n, cfg, t_s_pcie, op)
 
-    hi = 1  # invariant: cxl_behind(hi); lo == 0 or not cxl_behind(lo)
-    while not cxl_behind(hi):
-        hi *= 2
-    lo = hi // 2
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if cxl_behind(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return least_true(cxl_behind)
 
 
 def latency_only_ratio(cfg: PcieConfig = _CFG, t_s_pcie: float = T_S_PCIE,

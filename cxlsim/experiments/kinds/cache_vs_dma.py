@@ -24,7 +24,6 @@ and the time to hand the data to the device's compute.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Annotated, Literal
 
 import pandas as pd
@@ -32,6 +31,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 from pydantic import Field, ValidationInfo, field_validator
 
+from cxlsim.analytic.search import least_true
 from cxlsim.engine import Simulation
 from cxlsim.experiments.result import RunResult
 from cxlsim.experiments.spec import ExperimentSpec, HostName, _node_validator, register
@@ -177,8 +177,8 @@ class CacheVsDmaExperiment(ExperimentSpec):
         if first == len(self.sizes):
             return None
         lo, hi = (self.sizes[first - 1] if first else 0), self.sizes[first]
-        return _bisect(lo, hi, lambda n: self.dma_ns(topology, n, op)
-                       <= self.cache_ns(topology, n, in_flight, op))
+        return least_true(lambda n: self.dma_ns(topology, n, op)
+                          <= self.cache_ns(topology, n, in_flight, op), lo, hi)
 
     def _metrics(self, topology: Topology, points: pd.DataFrame,
                  crossover: pd.DataFrame) -> dict:
@@ -190,18 +190,6 @@ class CacheVsDmaExperiment(ExperimentSpec):
                 "crossovers_found": len(found), "crossovers_missing": len(crossover) - len(found),
                 "min_crossover_B": float(found.min()) if len(found) else None,
                 "max_crossover_B": float(found.max()) if len(found) else None}
-
-
-def _bisect(lo: int, hi: int, wins: Callable[[int], bool]) -> int:
-    """Smallest n in (lo, hi] with ``wins(n)``, given wins(hi) and not wins(lo) (lo = 0:
-    nothing below); with several crossings in between, one of them."""
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if wins(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
 
 
 def figure(points: pd.DataFrame) -> go.Figure:

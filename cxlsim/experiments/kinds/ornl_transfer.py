@@ -21,6 +21,7 @@ import pandas as pd
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from cxlsim.analytic import ornl
+from cxlsim.analytic.search import least_true
 from cxlsim.config.base import StrictModel
 from cxlsim.engine import Simulation
 from cxlsim.experiments.result import RunResult
@@ -217,18 +218,10 @@ def _row(n: int, dev: Device, t_sim: float, t_pcie: float) -> dict:
 
 def _crossover(t_pcie: Callable[[int], float], t_cxl: Callable[[int], float]) -> int:
     """Smallest n with t_cxl(n) >= t_pcie(n), by doubling then bisection on the DES."""
-    lo, hi = 1, 64
-    while t_cxl(hi) < t_pcie(hi):
-        lo, hi = hi, hi * 2
-        if hi > 2**40:
-            raise ValueError("CXL never becomes slower than PCIe below 1 TiB")
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if t_cxl(mid) < t_pcie(mid):
-            lo = mid
-        else:
-            hi = mid
-    return hi
+    try:
+        return least_true(lambda n: t_cxl(n) >= t_pcie(n), hi=64, limit=2**40)
+    except ValueError:
+        raise ValueError("CXL never becomes slower than PCIe below 1 TiB") from None
 
 
 def _chunk_table(study: ChunkStudy, pcie: Device, cxls: list[Device]) -> pd.DataFrame:
