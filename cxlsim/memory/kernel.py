@@ -96,7 +96,10 @@ MEMTIER_ADISTANCE_DRAM = (4 << MEMTIER_CHUNK_BITS) + (1 << (MEMTIER_CHUNK_BITS -
 #: Abstract distance dax/kmem gives CPU-less memory when no performance data is known.
 MEMTIER_DEFAULT_DAX_ADISTANCE = 5 * MEMTIER_ADISTANCE_DRAM
 
-#: Counters kept per node.
+#: Counters kept per node. pgsteal_* count every page reclaim freed from its node,
+#: demoted ones included (``shrink_folio_list`` adds them to nr_reclaimed); numa_hit and
+#: numa_miss are charged to the node allocated on, numa_foreign to the preferred node;
+#: pgpromote_success and pgmigrate_success to the destination.
 COUNTERS = (
     "pgalloc", "numa_hit", "numa_miss", "numa_foreign", "pgfree", "allocstall",
     "pgactivate", "pgdeactivate", "pgrefill", "pgscan_kswapd", "pgscan_direct",
@@ -319,7 +322,8 @@ class KernelMemory:
         """Allocate (first touch) ``pages`` for a task preferring ``node``; returns the
         node of each page.
 
-        ``allowed`` restricts the zonelist (a bind policy's nodes). Raises
+        ``allowed`` restricts the zonelist (a bind policy's nodes). A page that direct
+        reclaim already took back within this call reads -1. Raises
         :class:`OutOfMemoryError` when no allowed node has room even after direct reclaim;
         the pages placed before that stay allocated.
         """
@@ -408,6 +412,7 @@ class KernelMemory:
 
     def wake_kswapd(self, node: int) -> None:
         """``wakeup_kswapd``: wake ``node``'s kswapd unless the node is balanced."""
+        self.numa.check_node(node, memory=True)
         if not self.kswapd_woken[node] and self.nr_free[node] <= self._kswapd_mark(node):
             self.kswapd_woken[node] = True
             self._count("kswapd_wakeup", node)
