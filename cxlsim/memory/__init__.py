@@ -18,8 +18,9 @@ Beyond the caches: DRAM channels and their loaded latency (:mod:`~cxlsim.memory.
 :mod:`~cxlsim.memory.loaded`), CXL expanders (:mod:`~cxlsim.memory.expander`), the
 per-epoch bandwidth/latency equilibrium of many cores (:mod:`~cxlsim.memory.epoch`),
 NUMA nodes and the Linux memory policies (:mod:`~cxlsim.memory.numa`,
-:mod:`~cxlsim.memory.mempolicy`), measured loaded-latency curves in place of a target's
-model (:mod:`~cxlsim.memory.curvefile`).
+:mod:`~cxlsim.memory.mempolicy`), the kernel's watermarks, LRU lists, reclaim, demotion
+and migration that tiering policies act on (:mod:`~cxlsim.memory.kernel`), measured
+loaded-latency curves in place of a target's model (:mod:`~cxlsim.memory.curvefile`).
 """
 
 from cxlsim.memory.cache import CacheParams, SetAssociative
@@ -28,6 +29,7 @@ from cxlsim.memory.epoch import Demand, EpochEngine, Equilibrium, MemorySystem
 from cxlsim.memory.expander import ExpanderTarget
 from cxlsim.memory.curvefile import CurveFileSpec, load_curve_file, load_curves, write_curves
 from cxlsim.memory.hierarchy import ChunkStats, CoreMemory, CpuParams
+from cxlsim.memory.kernel import KernelMemory, KernelParams
 from cxlsim.memory.loaded import CurveTarget, MemoryNode, model_curves
 from cxlsim.memory.mempolicy import MemPolicy, OutOfMemoryError, PagePlacement
 from cxlsim.memory.numa import Numa, NumaParams
@@ -38,8 +40,8 @@ from cxlsim.memory.tlb import TlbArrayParams, TlbParams
 __all__ = [
     "PAGE_SIZES", "WALK_LEVELS", "CacheParams", "ChunkStats", "CoreMemory", "CpuParams",
     "CurveFileSpec", "CurveTarget", "Demand", "DramParams", "DramTarget", "EpochEngine",
-    "Equilibrium", "ExpanderTarget", "MemPolicy", "MemoryNode", "MemorySystem", "Numa",
-    "NumaParams", "OutOfMemoryError", "PagePlacement", "PageTable", "ReferenceCore",
-    "SetAssociative", "TlbArrayParams", "TlbParams", "load_curve_file", "load_curves",
-    "model_curves", "write_curves",
+    "Equilibrium", "ExpanderTarget", "KernelMemory", "KernelParams", "MemPolicy",
+    "MemoryNode", "MemorySystem", "Numa", "NumaParams", "OutOfMemoryError", "PagePlacement",
+    "PageTable", "ReferenceCore", "SetAssociative", "TlbArrayParams", "TlbParams",
+    "load_curve_file", "load_curves", "model_curves", "write_curves",
 ]
