@@ -23,6 +23,7 @@ def load_experiment(path: str | Path, overrides: list[str] | tuple[str, ...] = (
     doc = _include_topology(doc, Path(path))
     doc = _include_curves(doc, Path(path))
     doc = apply_overrides(doc, overrides)
+    doc = _resolve_trace(doc, Path(path))
     kinds = experiment_kinds()
     kind = doc.data.get("kind")
     if not isinstance(kind, str) or kind not in kinds:
@@ -44,6 +45,18 @@ def load_experiment(path: str | Path, overrides: list[str] | tuple[str, ...] = (
             first, *more = (_under_topology(e) for e in (exc, *exc.also))
             raise first.with_also(more) from None
     return spec
+
+
+def _resolve_trace(doc: Document, path: Path) -> Document:
+    """``trace: FILE`` made absolute: ``FILE`` is relative to the experiment file."""
+    ref = doc.data.get("trace")
+    if not isinstance(ref, str):
+        return doc
+    full = path.parent / ref
+    if not is_file(full):
+        raise InputError(f"trace file {str(full)!r} not found (paths are relative to the "
+                         "experiment file)", location=doc.locate(("trace",)), key="trace")
+    return doc.graft(("trace",), Document(str(full), doc.source))
 
 
 def _under_topology(exc: InputError) -> InputError:

@@ -1,0 +1,157 @@
+"""``kind: trace-memory`` — a memory trace through the CPU's hierarchy and tiered memory.
+
+A trace (a native file, any file ``cxlsim trace convert`` made native, or a generator
+inline: ``trace: {generate: zipfian, n: 1000000, params: {theta: 0.99}}``) runs on the
+topology's memory nodes under a placement policy by name (:mod:`cxlsim.tiered.policies`),
+epoch by epoch in simulated time (:mod:`cxlsim.tiered.run`). The result: the
+application's time and throughput, each node's traffic, resident pages and loaded
+latency, the mean and 99th-percentile memory latency over epochs, and per-epoch time
+series with a figure of each node's traffic over time.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import plotly.express as px
+from pydantic import Field, field_validator
+
+from cxlsim.config.base import StrictModel
+from cxlsim.errors import InputError
+from cxlsim.experiments.memory_base import MemoryExperiment
+from cxlsim.experiments.result import RunResult
+from cxlsim.experiments.spec import register
+from cxlsim.memory.numa import Numa
+from cxlsim.tiered.policies import POLICIES
+from cxlsim.tiered.run import simulate, survey
+from cxlsim.traces import generate, open_trace
+from cxlsim.traces.generators import KINDS
+
+#: The trace columns the run reads.
+COLUMNS = ["addr", "op", "thread"]
+
+
+class GeneratedTrace(StrictModel):
+    """A synthetic trace made for the run (``cxlsim trace gen`` with these arguments)."""
+
+    generate: str = Field(description="generator: " + ", ".join(KINDS))
+    n: int = Field(ge=1, description="records")
+    seed: int = Field(1, ge=0, description="seed of the generator")
+    params: dict[str, Any] = Field(default_factory=dict, description="generator parameters")
+
+    @field_validator("generate")
+    @classmethod
+    def _known(cls, kind: str) -> str:
+        if kind not in KINDS:
+            raise ValueError(f"expected one of {', '.join(KINDS)}; found {kind!r}")
+        return kind
+
+
+@register("trace-memory")
+class TraceMemoryExperiment(MemoryExperiment):
+    """A trace's application time and memory traffic on tiered memory, by policy."""
+
+    kind: str = "trace-memory"
+    trace: str | GeneratedTrace = Field(description=(
+        "a native trace file (path relative to this file) or {generate: KIND, n: N, ...}"))
+    policy: str = Field("static", description="placement policy: " + ", ".join(POLICIES))
+    mempolicy: str = Field("", description="numactl policy of first touch (static, oracle's "
+                                           "fallback), e.g. '--interleave=0,1'; empty: local")
+    epoch: int = Field(65536, ge=1, description="trace records per epoch")
+
+    @field_validator("policy")
+    @classmethod
+    def _policy(cls, name: str) -> str:
+        if name not in POLICIES:
+            raise ValueError(f"expected one of {', '.join(POLICIES)}; found {name!r}")
+        return name
+
+    def numa(self) -> Numa:
+        """The NUMA nodes as the kernel sees them: capacity from the targets, the CPUs on
+        the node holding the host's DRAM."""
+        spec = {n.name: n for n in self.topology.nodes}
+        nodes = []
+        for members in self.nodes.values():
+            dram = any(spec[m].type == "dram" for m in members)
+            memory = sum(int(spec[m].capacity) for m in members) // 4096 * 4096
+            nodes.append({"cpus": self.cpu.cores if dram else 0, "memory": memory})
+        return Numa({"nodes": nodes})
+
+    def run(self, progress: bool = False, point: int = 0) -> RunResult:
+        with ExitStack() as stack:
+            path = self._trace_file(stack)
+            trace = open_trace(path)  # addr, op and thread are required columns
+
+            def chunks() -> Iterator[dict[str, np.ndarray]]:
+                return trace.chunks(COLUMNS)
+
+            found = survey(chunks)
+            numa = self.numa()
+            self._check(found.records, found.footprint, numa)
+            policy = POLICIES[self.policy](numa, found.footprint, self.mempolicy,
+                                           found.counts if POLICIES[self.policy].needs_counts
+                                           else None)
+            cores = min(self.workers if self.threads else len(found.threads), self.cpu.cores)
+            run = simulate(chunks, found, self.memory(), self.cpu, policy, cores, self.epoch,
+                           self.seed)
+        return self._result(run, found, cores)
+
+    def _trace_file(self, stack: ExitStack) -> Path:
+        if isinstance(self.trace, str):
+            return Path(self.trace)
+        g = self.trace
+        folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="cxlsim-trace-")))
+        return generate(g.generate, g.n, g.seed, folder / "trace.arrow",
+                        [f"{k}={v}" for k, v in g.params.items()])
+
+    def _check(self, records: int, footprint: int, numa: Numa) -> None:
+        if records == 0:
+            raise InputError("the trace has no records", key="trace")
+        if self.epoch > records:
+            raise InputError(f"epoch ({self.epoch:,} records) is longer than the trace "
+                             f"({records:,} records)", key="epoch")
+        if self.policy in ("static", "oracle") and footprint > numa.capacity.sum():
+            raise InputError(
+                f"the trace touches {footprint:,} pages but the nodes hold "
+                f"{int(numa.capacity.sum()):,} (swap is off: the kernel would OOM)",
+                key="trace")
+
+    def _result(self, run, found, cores: int) -> RunResult:
+        epochs = pd.DataFrame(run.epochs)
+        names = run.nodes
+        refs = np.array([epochs[f"refs_{n}"].sum() for n in names])
+        lat = np.array([(epochs[f"latency_ns_{n}"] * epochs[f"refs_{n}"]).sum()
+                        / max(refs[k], 1) for k, n in enumerate(names)])
+        per_epoch = sum(epochs[f"latency_ns_{n}"] * epochs[f"refs_{n}"] for n in names) \
+            / np.maximum(sum(epochs[f"refs_{n}"] for n in names), 1)
+        seconds = run.time_ns / 1e9
+        nodes = pd.DataFrame({
+            "node": names, "memory_refs": refs,
+            "traffic_share": refs / max(refs.sum(), 1),
+            "mean_latency_ns": lat,
+            "GBps": [(epochs[f"GBps_{n}"] * epochs["duration_ns"]).sum() / run.time_ns
+                     for n in names],
+            "resident_pages": np.bincount(run.resident, minlength=len(names)),
+        })
+        metrics = {"app_time_s": seconds, "accesses": run.accesses,
+                   "accesses_per_s": run.accesses / seconds if seconds else 0.0,
+                   "footprint_pages": found.footprint, "cores": cores,
+                   "epochs": len(epochs),
+                   "mean_memory_latency_ns": float((lat * refs).sum() / max(refs.sum(), 1)),
+                   "p99_epoch_latency_ns": float(np.percentile(per_epoch, 99))}
+        long = epochs.melt(id_vars=["end_ns"], value_vars=[f"GBps_{n}" for n in names],
+                           var_name="node", value_name="GBps")
+        long["node"] = long["node"].str.removeprefix("GBps_")
+        long["time_ms"] = long["end_ns"] / 1e6
+        fig = px.line(long, x="time_ms", y="GBps", color="node",
+                      title=f"Memory traffic per node over time ({self.policy})",
+                      labels={"time_ms": "simulated time (ms)", "GBps": "GB/s"})
+        fig.update_layout(template="plotly_white")
+        return RunResult(self.name, self, metrics, {"epochs": epochs, "nodes": nodes},
+                         {"traffic over time": fig})

@@ -1,0 +1,105 @@
+"""kind: trace-memory — a trace through the hierarchy onto tiered memory, in simulated time."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import REPO
+from cxlsim.errors import InputError
+from cxlsim.experiments import load_experiment
+from cxlsim.memory.epoch import Demand
+from cxlsim.traces import import_trace
+
+BASE = """name: tm
+kind: trace-memory
+topology: selectel-xeon6-cxl
+cpu: {preset: cpus/xeon6}
+nodes: {dram: [dram0], cxl: [cxl0, cxl1]}
+trace: {generate: %s, n: %d, params: {footprint: %s, threads: 2%s}}
+epoch: %d
+"""
+
+
+def _spec(tmp_path, kind="uniform", n=200_000, footprint="256MiB", extra="", epoch=25_000,
+          overrides=()):
+    path = tmp_path / "tm.yaml"
+    path.write_text(BASE % (kind, n, footprint, extra, epoch))
+    return load_experiment(path, list(overrides))
+
+
+def _run(tmp_path, *overrides, **kw):
+    return _spec(tmp_path, overrides=overrides, **kw).run()
+
+
+def test_policies_bound_each_other(tmp_path):
+    t = {p: _run(tmp_path, f"policy={p}").metrics["app_time_s"]
+         for p in ("all-local", "static", "oracle", "all-cxl")}
+    spread = _run(tmp_path, "mempolicy=--interleave=0,1").metrics["app_time_s"]
+    assert t["all-local"] == t["static"] == t["oracle"]  # DRAM holds the footprint
+    assert t["all-local"] < spread < t["all-cxl"]
+
+
+def test_the_oracle_beats_first_touch_when_dram_is_short(tmp_path):
+    short = ["topology.nodes[1].capacity=48 MiB"]  # an eighth of a 384 MiB footprint
+    kw = dict(kind="zipfian", footprint="384MiB", extra=", scrambled: true")
+    touch = _run(tmp_path, *short, **kw)
+    oracle = _run(tmp_path, *short, "policy=oracle", **kw)
+    assert oracle.metrics["app_time_s"] < touch.metrics["app_time_s"]
+    nodes = {name: r.tables["nodes"].set_index("node") for name, r in
+             (("touch", touch), ("oracle", oracle))}
+    for t in nodes.values():
+        assert t.loc["dram", "resident_pages"] == 48 * 256      # DRAM full either way
+    # the oracle's DRAM pages are the hot ones: DRAM serves more of the misses
+    assert nodes["oracle"].loc["dram", "traffic_share"] > \
+        nodes["touch"].loc["dram", "traffic_share"] + 0.1
+
+
+def test_halving_the_epoch_barely_moves_the_result(tmp_path):
+    times = [_run(tmp_path, epoch=e).metrics["app_time_s"] for e in (50_000, 25_000, 12_500)]
+    assert times[1] == pytest.approx(times[0], rel=0.02)
+    assert times[2] == pytest.approx(times[1], rel=0.02)
+
+
+def test_node_bandwidths_agree_with_the_equilibrium_for_the_same_demand(tmp_path):
+    spec = _spec(tmp_path, overrides=["mempolicy=--interleave=0,1"])
+    result = spec.run()
+    epochs, nodes = result.tables["epochs"], result.tables["nodes"].set_index("node")
+    refs = {n: epochs[f"refs_{n}"].sum() for n in ("dram", "cxl")}
+    cores = result.metrics["cores"]
+    total = sum(refs.values())
+    demand = Demand(cores, spec.cpu.mlp, {n: r / total for n, r in refs.items()},
+                    gap=epochs["busy_ns"].sum() / total,
+                    read_fraction=1 / (1 + epochs["write_fraction"].mean()))
+    eq = spec.memory().solve([demand])
+    for n in refs:
+        assert nodes.loc[n, "GBps"] == pytest.approx(eq.node_bandwidth(n) / 1e9, rel=0.02)
+        assert nodes.loc[n, "mean_latency_ns"] == pytest.approx(eq.latency[n], rel=0.02)
+
+
+def test_a_sparse_lackey_trace_runs_sized_by_its_footprint(tmp_path):
+    native = tmp_path / "lackey.arrow"
+    import_trace(REPO / "traces" / "samples" / "lackey.txt", native, "lackey")
+    path = tmp_path / "lk.yaml"
+    path.write_text((BASE % ("uniform", 1, "1MiB", "", 1)).replace(
+        "trace: {generate: uniform, n: 1, params: {footprint: 1MiB, threads: 2}}",
+        "trace: lackey.arrow"))
+    result = load_experiment(path).run()
+    assert result.metrics["accesses"] > 0
+    assert result.metrics["footprint_pages"] == result.tables["nodes"]["resident_pages"].sum()
+    assert result.metrics["footprint_pages"] < 1000  # 47-bit addresses, a few pages
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (["policy=tpp"], "policy: expected one of static, oracle, all-local, all-cxl; found 'tpp'"),
+    (["epoch=300000"], "epoch (300,000 records) is longer than the trace (200,000 records)"),
+    (["topology.nodes[1].capacity=16 MiB", "topology.nodes[4].capacity=16 MiB",
+      "topology.nodes[5].capacity=16 MiB"],
+     "the trace touches 62,430 pages but the nodes hold 12,288 (swap is off: the kernel "
+     "would OOM)"),
+    (["trace=nothere.arrow"], "trace file"),
+    (["trace={generate: nope, n: 5}"], "trace.generate: expected one of"),
+])
+def test_bad_input_is_named(tmp_path, overrides, message):
+    with pytest.raises(InputError) as info:
+        _run(tmp_path, *overrides)
+    assert message in str(info.value)
