@@ -37,6 +37,13 @@ from cxlsim.traces.generators import KINDS
 COLUMNS = ["addr", "op", "thread"]
 
 
+def _one_of(name: str, known: dict) -> str:
+    """``name`` if it is a key of ``known``, else a ValueError listing the keys."""
+    if name not in known:
+        raise ValueError(f"expected one of {', '.join(known)}; found {name!r}")
+    return name
+
+
 class GeneratedTrace(StrictModel):
     """A synthetic trace made for the run (``cxlsim trace gen`` with these arguments)."""
 
@@ -48,9 +55,7 @@ class GeneratedTrace(StrictModel):
     @field_validator("generate")
     @classmethod
     def _known(cls, kind: str) -> str:
-        if kind not in KINDS:
-            raise ValueError(f"expected one of {', '.join(KINDS)}; found {kind!r}")
-        return kind
+        return _one_of(kind, KINDS)
 
 
 @register("trace-memory")
@@ -68,9 +73,7 @@ class TraceMemoryExperiment(MemoryExperiment):
     @field_validator("policy")
     @classmethod
     def _policy(cls, name: str) -> str:
-        if name not in POLICIES:
-            raise ValueError(f"expected one of {', '.join(POLICIES)}; found {name!r}")
-        return name
+        return _one_of(name, POLICIES)
 
     def numa(self) -> Numa:
         """The NUMA nodes as the kernel sees them: capacity from the targets, the CPUs on
