@@ -111,6 +111,12 @@ COUNTERS = (
 Kind = Literal["anon", "file"]
 
 
+#: Direct-reclaim rounds without progress before the allocator gives up (mm/page_alloc.c
+#: ``should_reclaim_retry``, MAX_RECLAIM_RETRIES): a round that only ages the lists
+#: (referenced pages activated, the active tail deactivated) frees its pages on the next.
+MAX_RECLAIM_RETRIES = 16
+
+
 class KernelParams(StrictModel):
     """Kernel tunables of the memory model (sysctls and boot-time defaults)."""
 
@@ -263,6 +269,10 @@ class KernelMemory:
         """The counters summed over nodes (/proc/vmstat)."""
         return {name: int(v.sum()) for name, v in self._stat.items()}
 
+    def per_node(self, name: str) -> np.ndarray:
+        """One counter on every node (a copy)."""
+        return self._stat[name].copy()
+
     def node_vmstat(self, node: int) -> dict[str, int]:
         """One node's counters (/sys/devices/system/node/nodeN/vmstat)."""
         self.numa.check_node(node)
@@ -344,8 +354,8 @@ class KernelMemory:
             for m in zonelist:
                 self.wake_kswapd(int(m))
             done = self._take(pages, done, node, zonelist, WMARK_MIN)
-        progress = True
-        while done < pages.size and progress:
+        stalls = 0  # direct reclaim rounds in a row that freed nothing
+        while done < pages.size and stalls < MAX_RECLAIM_RETRIES:
             self._count("allocstall", node)
             progress = False
             for m in zonelist:
@@ -353,6 +363,7 @@ class KernelMemory:
                 if short > 0:
                     progress |= self._shrink_node(int(m), short, direct=True) > 0
                 done = self._take(pages, done, node, zonelist[zonelist == m], WMARK_MIN)
+            stalls = 0 if progress else stalls + 1
         if done < pages.size:
             self._count("oom_kill", node)
             raise OutOfMemoryError(

@@ -231,6 +231,16 @@ class PagePlacement:
             self._allocate(fresh)
         return self.nodes[v]
 
+    def preferred(self, pages: np.ndarray) -> tuple[np.ndarray, list[int] | None]:
+        """The node each of ``pages`` (of the process policy) aims at before any fallback,
+        and the nodes a bind policy allows (None: any) -- what the kernel's allocator is
+        asked for (:class:`~cxlsim.memory.kernel.KernelMemory` decides where they land)."""
+        pages = np.asarray(pages, dtype=np.int64)
+        routes, index = self._routes(self.policy, pages)
+        first = np.array([r[0] for r in routes], dtype=np.int64)
+        allowed = list(self.policy.nodes) if self.policy.mode == "bind" else None
+        return first[index], allowed
+
     def _allocate(self, pages: np.ndarray) -> None:
         """Give distinct untouched ``pages`` their nodes, one after another in order.
 

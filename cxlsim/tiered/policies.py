@@ -1,18 +1,20 @@
 """Page-placement policies of the trace-driven run, by name: where each page goes.
 
 A policy sees the run's pages as dense ids (first-seen order) and the machine's NUMA
-nodes, and answers two questions: the node of each page at its first touch, and after
-each epoch, which pages move where (none for the static policies here; the tiering
-policies of the kernel plug in through the same two methods). The registry
+nodes. At a page's first touch it names the node the allocation aims at (and, for a bind
+policy, the nodes allowed); the kernel's allocator (:class:`~cxlsim.memory.kernel.
+KernelMemory`) decides where it lands -- falling back by distance, reclaiming, demoting.
+After each epoch a policy may ask for pages to move (none for the static policies here;
+the tiering policies of the kernel plug in through the same methods). The registry
 :data:`POLICIES` maps names to classes:
 
 * ``static``: first touch by a memory policy (numactl's: local, bind, preferred,
-  interleave, weighted interleave), falling back by distance when a node is full, never
-  moving -- default Linux without tiering when the local node is big enough;
+  interleave, weighted interleave), never moving -- default Linux without tiering;
 * ``oracle``: the best static placement for the whole trace, known in advance: the most
-  accessed pages on the local node up to its capacity, the rest by distance;
+  accessed pages aimed at the local node until it is full, the rest at the next node;
 * ``all-local`` and ``all-cxl``: every page on the local node, or interleaved over the
-  CPU-less nodes, capacity ignored -- the bounds a policy lies between.
+  CPU-less nodes, with those nodes' capacity taken as unbounded -- the bounds a policy
+  lies between.
 """
 
 from __future__ import annotations
@@ -25,10 +27,11 @@ from cxlsim.memory.numa import Numa
 
 
 class Policy:
-    """First-touch placement and moves; subclasses register under a name."""
+    """First-touch targets and moves; subclasses register under a name."""
 
     name = ""
-    needs_counts = False  # True: wants every page's access count before the run
+    needs_counts = False   # True: wants every page's access count before the run
+    unbounded = False      # True: the nodes it uses are given room for every page
 
     def __init__(self, numa: Numa, footprint: int, mempolicy: str = "",
                  counts: np.ndarray | None = None) -> None:
@@ -36,8 +39,8 @@ class Policy:
         self.footprint = footprint
         self.local = int(np.flatnonzero(numa.has_cpus)[0])
 
-    def first_touch(self, pages: np.ndarray) -> np.ndarray:
-        """Nodes of ``pages`` (distinct, untouched, in first-touch order)."""
+    def preferred(self, pages: np.ndarray) -> tuple[np.ndarray, list[int] | None]:
+        """The node each of ``pages`` aims at, and the nodes allowed (None: any)."""
         raise NotImplementedError
 
     def moves(self, epoch: dict) -> tuple[np.ndarray, np.ndarray]:
@@ -54,15 +57,14 @@ class Static(Policy):
                  counts: np.ndarray | None = None) -> None:
         super().__init__(numa, footprint)
         self.placement = PagePlacement(numa, mempolicy, self.local)
-        self.placement.mmap(footprint, name="trace")
 
-    def first_touch(self, pages: np.ndarray) -> np.ndarray:
-        return self.placement.touch(pages).astype(np.int64)
+    def preferred(self, pages: np.ndarray) -> tuple[np.ndarray, list[int] | None]:
+        return self.placement.preferred(pages)
 
 
-class Oracle(Static):
-    """The hottest pages of the whole trace on the local node, up to its capacity; the
-    rest, in falling heat, by distance (the static placement no online policy beats)."""
+class Oracle(Policy):
+    """The hottest pages of the whole trace aimed at the local node, as many as it holds;
+    the rest at the nearest other node (the static placement no online policy beats)."""
 
     name = "oracle"
     needs_counts = True
@@ -72,26 +74,31 @@ class Oracle(Static):
         super().__init__(numa, footprint)
         if counts is None or len(counts) != footprint:
             raise ValueError("the oracle needs every page's access count")
-        self.placement.touch(np.argsort(-counts, kind="stable"))
-        self.nodes = self.placement.node_of(np.arange(footprint)).astype(np.int64)
+        hot = np.argsort(-counts, kind="stable")[:int(numa.capacity[self.local])]
+        order = numa.fallback(self.local)
+        far = int(order[1]) if order.size > 1 else self.local
+        self.target = np.full(footprint, far, np.int64)
+        self.target[hot] = self.local
 
-    def first_touch(self, pages: np.ndarray) -> np.ndarray:
-        return self.nodes[pages]
+    def preferred(self, pages: np.ndarray) -> tuple[np.ndarray, list[int] | None]:
+        return self.target[pages], None
 
 
 class AllLocal(Policy):
-    """Every page on the local node, its capacity ignored (a bound)."""
+    """Every page on the local node (a bound)."""
 
     name = "all-local"
+    unbounded = True
 
-    def first_touch(self, pages: np.ndarray) -> np.ndarray:
-        return np.full(len(pages), self.local, np.int64)
+    def preferred(self, pages: np.ndarray) -> tuple[np.ndarray, list[int] | None]:
+        return np.full(len(pages), self.local, np.int64), [self.local]
 
 
 class AllCxl(Policy):
-    """Pages interleaved over the CPU-less nodes, capacity ignored (a bound)."""
+    """Pages interleaved over the CPU-less nodes (a bound)."""
 
     name = "all-cxl"
+    unbounded = True
 
     def __init__(self, numa: Numa, footprint: int, mempolicy: str = "",
                  counts: np.ndarray | None = None) -> None:
@@ -100,8 +107,9 @@ class AllCxl(Policy):
         if not self.far.size:
             raise InputError("policy all-cxl needs a CPU-less (CXL) memory node")
 
-    def first_touch(self, pages: np.ndarray) -> np.ndarray:
-        return self.far[np.asarray(pages) % self.far.size].astype(np.int64)
+    def preferred(self, pages: np.ndarray) -> tuple[np.ndarray, list[int] | None]:
+        target = self.far[np.asarray(pages) % self.far.size].astype(np.int64)
+        return target, self.far.tolist()
 
 
 #: Policy name -> class.

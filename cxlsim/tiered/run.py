@@ -9,19 +9,26 @@ process on the project's :class:`~cxlsim.engine.Simulation`:
 * an epoch is ``epoch`` consecutive records; each record's thread runs on a core (threads
   in first-seen order, folded onto ``cores``), each core with its own TLBs and private
   caches and the shared ones of its complex, over one page table;
-* a page's node is set by the placement policy at its first touch
-  (:mod:`cxlsim.tiered.policies`), and pages the policy moves after an epoch change node;
+* at a page's first touch the placement policy (:mod:`cxlsim.tiered.policies`) names the
+  node it aims at and the kernel's allocator (:class:`~cxlsim.memory.kernel.
+  KernelMemory`, the one owner of every page's node) places it -- falling back by
+  distance, waking kswapd, reclaiming directly; the page table reads the kernel's nodes;
 * each core's share of the epoch runs through its hierarchy with the last epoch's loaded
   latencies; the memory references it counts per node and its other time are its
   demand, and :class:`~cxlsim.memory.epoch.EpochEngine` finds the nodes' loaded
   latencies for all cores together; the epoch lasts as long as its slowest core, and
-  simulated time advances by that much.
+  simulated time advances by that much;
+* kswapd is a second SimPy process: every ``kswapd_interval`` of simulated time it runs
+  the woken nodes' reclaim (demoting to the next tier when the kernel allows it); every
+  page that moved is copied -- its lines read at the source and written at the
+  destination in the next epoch, loading the same nodes and links as the application
+  (a stream of its own, whose time is the kernel thread's, not the application's).
 
 Writes: every access brings its line in (a store reads for ownership), and a written
 line goes back once, so an epoch whose records write a fraction ``w`` reads
 ``1 / (1 + w)`` of its memory bytes. Not modelled yet: write-backs as cache evictions,
-kernel daemons and migrations (the policies here do not move pages), per-record time
-stamps (cores are in step at epoch boundaries).
+the hint-fault scanner and promotion, migration's CPU and TLB-shootdown costs, per-record
+time stamps (cores are in step at epoch boundaries).
 """
 
 from __future__ import annotations
@@ -34,11 +41,21 @@ import numpy as np
 from cxlsim.engine import Simulation
 from cxlsim.memory.epoch import EpochEngine, MemorySystem
 from cxlsim.memory.hierarchy import CoreMemory, CpuParams
+from cxlsim.memory.kernel import KernelMemory
 from cxlsim.memory.pagetable import PageTable
 from cxlsim.tiered.policies import Policy
 from cxlsim.traces.native import WRITE
 from cxlsim.traces.pages import PAGE_BYTES, PageCompactor
 from cxlsim.units import LINE_BYTES
+
+#: Lines of a 4 KiB page: a page move reads them at the source and writes them at the
+#: destination.
+LINES_PER_PAGE = PAGE_BYTES // LINE_BYTES
+
+#: vmstat counters reported per epoch (``/proc/vmstat`` names).
+VMSTAT = ("pgalloc", "pgdemote_kswapd", "pgdemote_direct", "pgpromote_success",
+          "pgmigrate_success", "pgmigrate_fail", "pgsteal_kswapd", "pgsteal_direct",
+          "numa_miss", "kswapd_wakeup", "allocstall")
 
 #: A source of trace chunks: a callable returning a fresh iterator of column dicts
 #: (``addr``, ``op``, ``thread``), so the trace can be read twice.
@@ -85,45 +102,94 @@ class TraceRun:
 
 
 def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams,
-             policy: Policy, cores: int, epoch: int, seed: int = 1,
-             progress: Callable[[int], None] | None = None) -> TraceRun:
-    """Run the trace (second pass) on ``cores`` cores, ``epoch`` records per epoch."""
+             policy: Policy, kernel: KernelMemory, cores: int, epoch: int, seed: int = 1,
+             kswapd_interval: float = 1e6) -> TraceRun:
+    """Run the trace (second pass) on ``cores`` cores, ``epoch`` records per epoch; the
+    kernel's memory state (``kernel``, sized by the footprint) owns every page's node."""
     nodes = list(memory.nodes)
     table = PageTable(page_size=PAGE_BYTES, va_size=max(found.footprint, 1) * PAGE_BYTES)
     table.map(0, table.va_size)
-    touched = np.zeros(found.footprint, bool)
+    table.max_node = len(nodes) - 1
     core_of = {t: i % cores for i, t in enumerate(found.threads)}
     hierarchy = _cores(cpu, table, cores, len(nodes))
     engine = EpochEngine(memory, cpu.mlp)
     run = TraceRun(nodes)
     sim = Simulation(seed)
+    copies = np.zeros(len(nodes))  # lines still to copy per node (page moves), next epoch
+    moved = _moves(kernel)          # pages moved out of / into each node so far
+    last = kernel.vmstat()
 
-    def process():
+    def sync() -> None:
+        """The page table reads the kernel's nodes; every page the kernel moved (its
+        counters say from and to where) costs a copy: its lines read at the source,
+        written at the destination."""
+        nonlocal moved
+        live = kernel.node >= 0
+        table.nodes[live] = kernel.node[live]
+        now = _moves(kernel)
+        copies[:] += (now - moved).sum(axis=0) * LINES_PER_PAGE
+        moved = now
+
+    def trace():
+        nonlocal last
         for records in _epochs(chunks, epoch):
             ids = found.compactor.ids(records["addr"])
-            fresh = ids[~touched[ids]]
+            fresh = ids[kernel.node[ids] < 0]
             if fresh.size:
                 _, first = np.unique(fresh, return_index=True)
                 fresh = fresh[np.sort(first)]
-                table.nodes[fresh] = policy.first_touch(fresh)
-                touched[fresh] = True
-                table.max_node = max(table.max_node, int(table.nodes[fresh].max()))
+                _allocate(kernel, policy, fresh)
+                if _reclaimed(kernel, last):
+                    sync()
+                else:
+                    table.nodes[fresh] = kernel.node[fresh]
+            kernel.touch(np.unique(ids))
             vaddr = ids << 12 | (records["addr"].astype(np.int64) & (PAGE_BYTES - 1))
-            row = _epoch(engine, hierarchy, core_of, vaddr, records, nodes)
+            row = _epoch(engine, hierarchy, core_of, vaddr, records, nodes, copies)
+            copies[:] = 0
             yield sim.env.timeout(row["duration_ns"])
+            now = kernel.vmstat()
+            row.update({k: now[k] - last[k] for k in VMSTAT})
+            row.update({f"pages_{n}": int(c) for n, c in zip(
+                nodes, np.bincount(kernel.node[kernel.node >= 0], minlength=len(nodes)))})
+            last = now
             row["end_ns"] = sim.env.now
             run.epochs.append(row)
             run.accesses += len(ids)
-            pages, dest = policy.moves(row)
-            table.nodes[pages] = dest
-            if progress is not None:
-                progress(len(ids))
 
-    sim.env.process(process())
-    sim.run()
+    def kswapd():
+        while True:
+            yield sim.env.timeout(kswapd_interval)
+            if kernel.kswapd_woken.any() and kernel.kswapd():
+                sync()
+
+    done = sim.env.process(trace())
+    sim.env.process(kswapd())
+    sim.env.run(until=done)
     run.time_ns = sim.env.now
-    run.resident = table.nodes[touched]
+    run.resident = kernel.node[kernel.node >= 0].astype(np.int64)
     return run
+
+
+def _allocate(kernel: KernelMemory, policy: Policy, pages: np.ndarray) -> None:
+    """First touch of ``pages`` (in order): each group aiming at one node is allocated
+    there by the kernel, falling back as its allocator does."""
+    target, allowed = policy.preferred(pages)
+    for node in dict.fromkeys(target.tolist()):
+        kernel.alloc(pages[target == node], int(node), allowed=allowed)
+
+
+def _moves(kernel: KernelMemory) -> np.ndarray:
+    """Pages moved so far: [out of each node (demoted), into each node (migrated)]."""
+    return np.array([kernel.per_node("pgdemote_kswapd") + kernel.per_node("pgdemote_direct"),
+                     kernel.per_node("pgmigrate_success")], dtype=float)
+
+
+def _reclaimed(kernel: KernelMemory, last: dict[str, int]) -> bool:
+    """Whether reclaim or migration moved or dropped pages since ``last``."""
+    now = kernel.vmstat()
+    return any(now[k] != last[k] for k in ("pgsteal_kswapd", "pgsteal_direct",
+                                            "pgmigrate_success"))
 
 
 def _cores(cpu: CpuParams, table: PageTable, cores: int, n_nodes: int) -> list[CoreMemory]:
@@ -154,8 +220,10 @@ def _epochs(chunks: Chunks, epoch: int) -> Iterator[dict[str, np.ndarray]]:
 
 
 def _epoch(engine: EpochEngine, cores: list[CoreMemory], core_of: dict[int, int],
-           vaddr: np.ndarray, records: dict[str, np.ndarray], nodes: list[str]) -> dict:
-    """One epoch: each core's records through its hierarchy, then the nodes' equilibrium."""
+           vaddr: np.ndarray, records: dict[str, np.ndarray], nodes: list[str],
+           copies: np.ndarray) -> dict:
+    """One epoch: each core's records through its hierarchy, then the nodes' equilibrium
+    with the kernel's page copies as one more stream (its time is not the app's)."""
     latency = engine.latencies()
     node_ns = np.array([latency[n] for n in nodes])
     keys = np.fromiter(core_of, np.int64, len(core_of))
@@ -176,10 +244,13 @@ def _epoch(engine: EpochEngine, cores: list[CoreMemory], core_of: dict[int, int]
         busy[c] = max(stats.latency_ns - float(refs[c] @ node_ns), 0.0)
     writes = float(np.mean(records["op"] == WRITE)) if len(vaddr) else 0.0
     engine.read_fraction = 1.0 / (1.0 + writes)
-    times = engine.step(refs, busy)
-    eq = engine.history[-1] if engine.history and refs.sum() else None
+    if copies.any():
+        times = engine.step(np.vstack([refs, copies]), np.append(busy, 0.0))[:len(cores)]
+    else:
+        times = engine.step(refs, busy)
+    eq = engine.history[-1] if engine.history and (refs.sum() or copies.sum()) else None
     row = {"accesses": len(vaddr), "duration_ns": float(times.max()), "write_fraction": writes,
-           "busy_ns": float(busy.sum())}
+           "busy_ns": float(busy.sum()), "copy_lines": float(copies.sum())}
     for k, n in enumerate(nodes):
         row[f"refs_{n}"] = float(refs[:, k].sum())
         row[f"latency_ns_{n}"] = eq.latency[n] if eq else latency[n]

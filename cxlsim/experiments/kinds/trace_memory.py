@@ -27,11 +27,13 @@ from cxlsim.errors import InputError
 from cxlsim.experiments.memory_base import MemoryExperiment
 from cxlsim.experiments.result import RunResult
 from cxlsim.experiments.spec import register
+from cxlsim.memory.kernel import KernelMemory, KernelParams
 from cxlsim.memory.numa import Numa
 from cxlsim.tiered.policies import POLICIES
-from cxlsim.tiered.run import simulate, survey
+from cxlsim.tiered.run import VMSTAT, simulate, survey
 from cxlsim.traces import generate, open_trace
 from cxlsim.traces.generators import KINDS
+from cxlsim.units import Time
 
 #: The trace columns the run reads.
 COLUMNS = ["addr", "op", "thread"]
@@ -69,20 +71,25 @@ class TraceMemoryExperiment(MemoryExperiment):
     mempolicy: str = Field("", description="numactl policy of first touch (static, oracle's "
                                            "fallback), e.g. '--interleave=0,1'; empty: local")
     epoch: int = Field(65536, ge=1, description="trace records per epoch")
+    kernel: KernelParams = Field(default_factory=KernelParams, description=(
+        "the kernel's memory tunables: watermarks, demotion_enabled, swap, ..."))
+    kswapd_interval: Time = Field(1e6, gt=0, description="how often kswapd looks for work "
+                                                         "(simulated time)")
 
     @field_validator("policy")
     @classmethod
     def _policy(cls, name: str) -> str:
         return _one_of(name, POLICIES)
 
-    def numa(self) -> Numa:
-        """The NUMA nodes as the kernel sees them: capacity from the targets, the CPUs on
-        the node holding the host's DRAM."""
+    def numa(self, room: int = 0) -> Numa:
+        """The NUMA nodes as the kernel sees them: capacity from the targets (at least
+        ``room`` bytes each: the bounds' unbounded nodes), the CPUs on the node holding
+        the host's DRAM."""
         spec = {n.name: n for n in self.topology.nodes}
         nodes = []
         for members in self.nodes.values():
             dram = any(spec[m].type == "dram" for m in members)
-            memory = sum(int(spec[m].capacity) for m in members) // 4096 * 4096
+            memory = max(sum(int(spec[m].capacity) for m in members), room) // 4096 * 4096
             nodes.append({"cpus": self.cpu.cores if dram else 0, "memory": memory})
         return Numa({"nodes": nodes})
 
@@ -95,14 +102,16 @@ class TraceMemoryExperiment(MemoryExperiment):
                 return trace.chunks(COLUMNS)
 
             found = survey(chunks)
-            numa = self.numa()
+            kind = POLICIES[self.policy]
+            # a bound's nodes hold every page twice over, watermarks and all
+            numa = self.numa(2 * found.footprint * 4096 if kind.unbounded else 0)
             self._check(found.records, found.footprint, numa)
-            policy = POLICIES[self.policy](numa, found.footprint, self.mempolicy,
-                                           found.counts if POLICIES[self.policy].needs_counts
-                                           else None)
+            policy = kind(numa, found.footprint, self.mempolicy,
+                          found.counts if kind.needs_counts else None)
+            kernel = KernelMemory(numa, found.footprint, self.kernel)
             cores = min(self.workers if self.threads else len(found.threads), self.cpu.cores)
-            run = simulate(chunks, found, self.memory(), self.cpu, policy, cores, self.epoch,
-                           self.seed)
+            run = simulate(chunks, found, self.memory(), self.cpu, policy, kernel, cores,
+                           self.epoch, self.seed, self.kswapd_interval)
         return self._result(run, found, cores)
 
     def _trace_file(self, stack: ExitStack) -> Path:
@@ -156,5 +165,14 @@ class TraceMemoryExperiment(MemoryExperiment):
                       title=f"Memory traffic per node over time ({self.policy})",
                       labels={"time_ms": "simulated time (ms)", "GBps": "GB/s"})
         fig.update_layout(template="plotly_white")
+        pages = epochs.melt(id_vars=["end_ns"], value_vars=[f"pages_{n}" for n in names],
+                            var_name="node", value_name="pages")
+        pages["node"] = pages["node"].str.removeprefix("pages_")
+        pages["time_ms"] = pages["end_ns"] / 1e6
+        resident = px.area(pages, x="time_ms", y="pages", color="node",
+                           title="Resident pages per node over time",
+                           labels={"time_ms": "simulated time (ms)"})
+        resident.update_layout(template="plotly_white")
+        metrics.update({k: int(epochs[k].sum()) for k in VMSTAT})
         return RunResult(self.name, self, metrics, {"epochs": epochs, "nodes": nodes},
-                         {"traffic over time": fig})
+                         {"traffic over time": fig, "resident pages over time": resident})
