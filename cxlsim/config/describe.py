@@ -25,7 +25,9 @@ def describe_fields(model: type[BaseModel]) -> list[dict[str, str]]:
     return rows
 
 
-def _type_text(prop: dict[str, Any]) -> str:
+def _type_text(prop: dict[str, Any] | bool) -> str:
+    if isinstance(prop, bool):  # JSON schema's "anything" (e.g. a dict's values of Any)
+        return "any"
     if "examples" in prop and "anyOf" in prop:  # a quantity with a unit
         return f"quantity, e.g. {prop['examples'][0]!r}"
     if "$ref" in prop:

@@ -103,16 +103,17 @@ class TraceRun:
 
 def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams,
              policy: Policy, kernel: KernelMemory, cores: int, epoch: int, seed: int = 1,
-             kswapd_interval: float = 1e6) -> TraceRun:
-    """Run the trace (second pass) on ``cores`` cores, ``epoch`` records per epoch; the
-    kernel's memory state (``kernel``, sized by the footprint) owns every page's node."""
+             kswapd_interval: float = 1e6, mlp: float | None = None) -> TraceRun:
+    """Run the trace (second pass) on ``cores`` cores, ``epoch`` records per epoch, each
+    core keeping ``mlp`` misses in flight (default: the CPU's); the kernel's memory state
+    (``kernel``, sized by the footprint) owns every page's node."""
     nodes = list(memory.nodes)
     table = PageTable(page_size=PAGE_BYTES, va_size=max(found.footprint, 1) * PAGE_BYTES)
     table.map(0, table.va_size)
     table.max_node = len(nodes) - 1
     core_of = {t: i % cores for i, t in enumerate(found.threads)}
     hierarchy = _cores(cpu, table, cores, len(nodes))
-    engine = EpochEngine(memory, cpu.mlp)
+    engine = EpochEngine(memory, mlp or cpu.mlp)
     run = TraceRun(nodes)
     sim = Simulation(seed)
     copies = np.zeros(len(nodes))  # lines still to copy per node (page moves), next epoch

@@ -5,8 +5,11 @@ inline: ``trace: {generate: zipfian, n: 1000000, params: {theta: 0.99}}``) runs 
 topology's memory nodes under a placement policy by name (:mod:`cxlsim.tiered.policies`),
 epoch by epoch in simulated time (:mod:`cxlsim.tiered.run`). The result: the
 application's time and throughput, each node's traffic, resident pages and loaded
-latency, the mean and 99th-percentile memory latency over epochs, and per-epoch time
-series with a figure of each node's traffic over time.
+latency, the mean and 99th-percentile memory latency over epochs, per-epoch time series
+(vmstat counters among them) and figures of each node's traffic and resident pages over
+time. Cores: one per thread of the trace, at most the CPU's (or ``threads``); each keeps
+``mlp`` misses in flight (default: the CPU's). The kernel's tunables are ``kernel``
+(e.g. ``kernel.demotion_enabled``).
 """
 
 from __future__ import annotations
@@ -111,7 +114,7 @@ class TraceMemoryExperiment(MemoryExperiment):
             kernel = KernelMemory(numa, found.footprint, self.kernel)
             cores = min(self.workers if self.threads else len(found.threads), self.cpu.cores)
             run = simulate(chunks, found, self.memory(), self.cpu, policy, kernel, cores,
-                           self.epoch, self.seed, self.kswapd_interval)
+                           self.epoch, self.seed, self.kswapd_interval, self.thread_mlp)
         return self._result(run, found, cores)
 
     def _trace_file(self, stack: ExitStack) -> Path:
