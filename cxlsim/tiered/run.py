@@ -27,8 +27,9 @@ process on the project's :class:`~cxlsim.engine.Simulation`:
 Writes: every access brings its line in (a store reads for ownership), and a written
 line goes back once, so an epoch whose records write a fraction ``w`` reads
 ``1 / (1 + w)`` of its memory bytes. Not modelled yet: write-backs as cache evictions,
-the hint-fault scanner and promotion, migration's CPU and TLB-shootdown costs, per-record
-time stamps (cores are in step at epoch boundaries).
+the hint-fault scanner and promotion, per-record time stamps (cores are in step at epoch
+boundaries). A page demoted by direct reclaim costs the allocating task ``migrate_cost``
+of kernel time (unmap, TLB flush, copy, remap); kswapd's demotions cost its own thread.
 """
 
 from __future__ import annotations
@@ -103,10 +104,12 @@ class TraceRun:
 
 def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams,
              policy: Policy, kernel: KernelMemory, cores: int, epoch: int, seed: int = 1,
-             kswapd_interval: float = 1e6, mlp: float | None = None) -> TraceRun:
+             kswapd_interval: float = 1e6, mlp: float | None = None,
+             migrate_cost: float = 0.0) -> TraceRun:
     """Run the trace (second pass) on ``cores`` cores, ``epoch`` records per epoch, each
     core keeping ``mlp`` misses in flight (default: the CPU's); the kernel's memory state
-    (``kernel``, sized by the footprint) owns every page's node."""
+    (``kernel``, sized by the footprint) owns every page's node. A page migrated by direct
+    reclaim costs the allocating task ``migrate_cost`` ns of kernel time."""
     nodes = list(memory.nodes)
     table = PageTable(page_size=PAGE_BYTES, va_size=max(found.footprint, 1) * PAGE_BYTES)
     table.map(0, table.va_size)
@@ -136,6 +139,7 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
         for records in _epochs(chunks, epoch):
             ids = found.compactor.ids(records["addr"])
             fresh = ids[kernel.node[ids] < 0]
+            direct = kernel.vmstat()["pgdemote_direct"]
             if fresh.size:
                 _, first = np.unique(fresh, return_index=True)
                 fresh = fresh[np.sort(first)]
@@ -146,7 +150,8 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
                     table.nodes[fresh] = kernel.node[fresh]
             kernel.touch(np.unique(ids))
             vaddr = ids << 12 | (records["addr"].astype(np.int64) & (PAGE_BYTES - 1))
-            row = _epoch(engine, hierarchy, core_of, vaddr, records, nodes, copies)
+            stall = (kernel.vmstat()["pgdemote_direct"] - direct) * migrate_cost
+            row = _epoch(engine, hierarchy, core_of, vaddr, records, nodes, copies, stall)
             copies[:] = 0
             yield sim.env.timeout(row["duration_ns"])
             now = kernel.vmstat()
@@ -222,9 +227,10 @@ def _epochs(chunks: Chunks, epoch: int) -> Iterator[dict[str, np.ndarray]]:
 
 def _epoch(engine: EpochEngine, cores: list[CoreMemory], core_of: dict[int, int],
            vaddr: np.ndarray, records: dict[str, np.ndarray], nodes: list[str],
-           copies: np.ndarray) -> dict:
+           copies: np.ndarray, stall: float = 0.0) -> dict:
     """One epoch: each core's records through its hierarchy, then the nodes' equilibrium
-    with the kernel's page copies as one more stream (its time is not the app's)."""
+    with the kernel's page copies as one more stream (its time is not the app's); the
+    direct-reclaim ``stall`` (ns) falls on the cores by their share of the records."""
     latency = engine.latencies()
     node_ns = np.array([latency[n] for n in nodes])
     keys = np.fromiter(core_of, np.int64, len(core_of))
@@ -249,9 +255,11 @@ def _epoch(engine: EpochEngine, cores: list[CoreMemory], core_of: dict[int, int]
         times = engine.step(np.vstack([refs, copies]), np.append(busy, 0.0))[:len(cores)]
     else:
         times = engine.step(refs, busy)
+    times = times + stall * np.diff(bounds) / max(len(vaddr), 1)
     eq = engine.history[-1] if engine.history and (refs.sum() or copies.sum()) else None
     row = {"accesses": len(vaddr), "duration_ns": float(times.max()), "write_fraction": writes,
-           "busy_ns": float(busy.sum()), "copy_lines": float(copies.sum())}
+           "busy_ns": float(busy.sum()), "copy_lines": float(copies.sum()),
+           "reclaim_stall_ns": stall}
     for k, n in enumerate(nodes):
         row[f"refs_{n}"] = float(refs[:, k].sum())
         row[f"latency_ns_{n}"] = eq.latency[n] if eq else latency[n]

@@ -78,6 +78,11 @@ class TraceMemoryExperiment(MemoryExperiment):
         "the kernel's memory tunables: watermarks, demotion_enabled, swap, ..."))
     kswapd_interval: Time = Field(1e6, gt=0, description="how often kswapd looks for work "
                                                          "(simulated time)")
+    migrate_cost: Time = Field(1100.0, ge=0, description=(
+        "kernel time to migrate one 4 KiB page (unmap, TLB flush, copy, remap), charged to "
+        "the task when direct reclaim demotes: move_pages of 1 GB in 4 KiB pages ran at "
+        "3.73 GB/s, 1.1 us a page, on Zen 3 with 6.16-rc6 (LKML, S. Garg, 'Accelerate page "
+        "migration with batch copying and hardware offload', RFC v3, Sep 2025)"))
 
     @field_validator("policy")
     @classmethod
@@ -114,7 +119,8 @@ class TraceMemoryExperiment(MemoryExperiment):
             kernel = KernelMemory(numa, found.footprint, self.kernel)
             cores = min(self.workers if self.threads else len(found.threads), self.cpu.cores)
             run = simulate(chunks, found, self.memory(), self.cpu, policy, kernel, cores,
-                           self.epoch, self.seed, self.kswapd_interval, self.thread_mlp)
+                           self.epoch, self.seed, self.kswapd_interval, self.thread_mlp,
+                           self.migrate_cost)
         return self._result(run, found, cores)
 
     def _trace_file(self, stack: ExitStack) -> Path:
