@@ -148,7 +148,7 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
                     sync()
                 else:
                     table.nodes[fresh] = kernel.node[fresh]
-            kernel.touch(np.unique(ids))
+            kernel.touch(ids[kernel.node[ids] >= 0])  # a page reclaim dropped refaults later
             vaddr = ids << 12 | (records["addr"].astype(np.int64) & (PAGE_BYTES - 1))
             stall = (kernel.vmstat()["pgdemote_direct"] - direct) * migrate_cost
             row = _epoch(engine, hierarchy, core_of, vaddr, records, nodes, copies, stall)
@@ -157,7 +157,7 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
             now = kernel.vmstat()
             row.update({k: now[k] - last[k] for k in VMSTAT})
             row.update({f"pages_{n}": int(c) for n, c in zip(
-                nodes, np.bincount(kernel.node[kernel.node >= 0], minlength=len(nodes)))})
+                nodes, kernel.capacity - kernel.nr_free)})
             last = now
             row["end_ns"] = sim.env.now
             run.epochs.append(row)

@@ -4,14 +4,15 @@ Real traces (valgrind lackey, Pin, ``perf mem``) carry 47-bit virtual addresses:
 stack and libraries terabytes apart. Per-page state sized by the address range would not
 fit; :class:`PageCompactor` numbers the pages a trace touches in first-seen order, chunk
 by chunk, so the page table and every per-page array are sized by the footprint. The
-mapping is a sorted array of the pages seen and their ids (a binary search per distinct
-page of a chunk, no Python loop per record), so 10^9 records cost what their distinct
-pages cost.
+mapping is a sorted array of the pages seen and their ids: a chunk's distinct pages are
+found by hashing (``pandas.factorize``, in first-seen order) and looked up by binary
+search, no Python loop per record.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 #: Bytes of a base page.
 PAGE_BYTES = 4096
@@ -26,6 +27,7 @@ class PageCompactor:
         self.shift = page_bytes.bit_length() - 1
         self._pages = np.empty(0, np.uint64)   # sorted page numbers seen
         self._ids = np.empty(0, np.int64)      # their dense ids
+        self._index: pd.Index | None = None    # hash of _pages, while no page is new
 
     @property
     def footprint(self) -> int:
@@ -42,18 +44,25 @@ class PageCompactor:
         """Dense page ids of byte addresses ``addr`` (new pages get the next ids, in the
         order of their first access)."""
         page = np.asarray(addr, dtype=np.uint64) >> np.uint64(self.shift)
-        unique, first, inverse = np.unique(page, return_index=True, return_inverse=True)
-        at = np.searchsorted(self._pages, unique)
-        known = at < len(self._pages)
-        known[known] = self._pages[at[known]] == unique[known]
+        codes, unique = pd.factorize(page, sort=False)  # hashing: first-seen order
+        unique = np.asarray(unique, dtype=np.uint64)
+        if self._index is not None:  # no page was new last time: a hash lookup
+            at = self._index.get_indexer(unique)
+            known = at >= 0
+        else:
+            at = np.searchsorted(self._pages, unique)
+            known = at < len(self._pages)
+            known[known] = self._pages[at[known]] == unique[known]
         ids = np.empty(len(unique), np.int64)
         ids[known] = self._ids[at[known]]
-        new = np.flatnonzero(~known)
+        new = np.flatnonzero(~known)  # already in first-seen order
         if new.size:
-            order = new[np.argsort(first[new], kind="stable")]  # first-seen order
-            ids[order] = len(self._pages) + np.arange(order.size)
+            ids[new] = len(self._pages) + np.arange(new.size)
             merged = np.concatenate([self._pages, unique[new]])
             keep = np.argsort(merged, kind="stable")
             self._pages = merged[keep]
             self._ids = np.concatenate([self._ids, ids[new]])[keep]
-        return ids[inverse.reshape(-1)]
+            self._index = None
+        elif self._index is None:
+            self._index = pd.Index(self._pages)
+        return ids[codes]
