@@ -125,3 +125,33 @@ def test_bad_input_is_named(tmp_path, overrides, message):
     with pytest.raises(InputError) as info:
         _run(tmp_path, *overrides)
     assert message in str(info.value)
+
+
+def test_a_policy_that_moves_pages_is_charged_and_its_bounces_counted(tmp_path, monkeypatch):
+    """A toy policy promoting every accessed CXL page to DRAM each epoch, with DRAM bound
+    and short and demotion on: the kernel demotes, the policy promotes them back."""
+    import numpy as np
+
+    from cxlsim.tiered import policies
+
+    class PromoteAll(policies.Static):
+        name = "promote-all"
+
+        def moves(self, epoch):
+            pages = np.unique(epoch.pages)
+            far = pages[epoch.kernel.node[pages] != self.local]
+            far = far[epoch.kernel.node[far] >= 0]
+            return far, np.full(far.size, self.local)
+
+    monkeypatch.setitem(policies.POLICIES, "promote-all", PromoteAll)
+    # NUMA balancing's tiering mode: a refused promotion wakes DRAM's kswapd, which
+    # demotes down to the promo watermark, making room for the next promotions
+    bound = ["topology.nodes[1].capacity=48 MiB", "kernel.demotion_enabled=true",
+             "kernel.numa_balancing_tiering=true"]
+    kw = dict(kind="zipfian", footprint="128MiB", extra=", scrambled: true")
+    epochs = _run(tmp_path, *bound, "policy=promote-all", **kw).tables["epochs"]
+    assert epochs["pgpromote_success"].sum() > 0
+    assert epochs["pingpong"].sum() > 0            # demoted, promoted back, demoted again
+    moves = epochs["pgmigrate_success"].sum()      # demotions and promotions, both copied
+    late = epochs["pgmigrate_success"].iloc[-1]
+    assert 2 * 64 * (moves - late) <= epochs["copy_lines"].sum() <= 2 * 64 * moves

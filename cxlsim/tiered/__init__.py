@@ -2,7 +2,7 @@
 nodes in simulated time (:mod:`cxlsim.tiered.run`), under a placement policy by name
 (:mod:`cxlsim.tiered.policies`)."""
 
-from cxlsim.tiered.policies import POLICIES, Policy
+from cxlsim.tiered.policies import POLICIES, EpochView, Policy
 from cxlsim.tiered.run import Survey, TraceRun, simulate, survey
 
-__all__ = ["POLICIES", "Policy", "Survey", "TraceRun", "simulate", "survey"]
+__all__ = ["POLICIES", "EpochView", "Policy", "Survey", "TraceRun", "simulate", "survey"]

@@ -19,11 +19,25 @@ the tiering policies of the kernel plug in through the same methods). The regist
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from cxlsim.errors import InputError
 from cxlsim.memory.mempolicy import PagePlacement
+from cxlsim.memory.kernel import KernelMemory
 from cxlsim.memory.numa import Numa
+
+
+@dataclass
+class EpochView:
+    """What a policy sees after an epoch: the pages accessed (dense ids, with repeats),
+    the kernel's memory state (every page's node, LRU lists, counters) and the epoch's
+    statistics."""
+
+    pages: np.ndarray
+    kernel: KernelMemory
+    stats: dict
 
 
 class Policy:
@@ -43,7 +57,7 @@ class Policy:
         """The node each of ``pages`` aims at, and the nodes allowed (None: any)."""
         raise NotImplementedError
 
-    def moves(self, epoch: dict) -> tuple[np.ndarray, np.ndarray]:
+    def moves(self, epoch: EpochView) -> tuple[np.ndarray, np.ndarray]:
         """Pages to move after an epoch and their destinations (static: none)."""
         return np.empty(0, np.int64), np.empty(0, np.int64)
 

@@ -27,8 +27,10 @@ process on the project's :class:`~cxlsim.engine.Simulation`:
 Writes: every access brings its line in (a store reads for ownership), and a written
 line goes back once, so an epoch whose records write a fraction ``w`` reads
 ``1 / (1 + w)`` of its memory bytes. Not modelled yet: write-backs as cache evictions,
-the hint-fault scanner and promotion, per-record time stamps (cores are in step at epoch
-boundaries). A page demoted by direct reclaim costs the allocating task ``migrate_cost``
+the hint-fault scanner (the tiering policies' promotions come through a policy's
+``moves``, after each epoch, each page migrated by the kernel's rules and copied like a
+demotion; a page moving back where it left within ``pingpong`` epochs is counted),
+per-record time stamps (cores are in step at epoch boundaries). A page demoted by direct reclaim costs the allocating task ``migrate_cost``
 of kernel time (unmap, TLB flush, copy, remap); kswapd's demotions cost its own thread.
 """
 
@@ -44,7 +46,7 @@ from cxlsim.memory.epoch import EpochEngine, MemorySystem
 from cxlsim.memory.hierarchy import CoreMemory, CpuParams
 from cxlsim.memory.kernel import KernelMemory
 from cxlsim.memory.pagetable import PageTable
-from cxlsim.tiered.policies import Policy
+from cxlsim.tiered.policies import EpochView, Policy
 from cxlsim.traces.native import WRITE
 from cxlsim.traces.pages import PAGE_BYTES, PageCompactor
 from cxlsim.units import LINE_BYTES
@@ -105,7 +107,7 @@ class TraceRun:
 def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams,
              policy: Policy, kernel: KernelMemory, cores: int, epoch: int, seed: int = 1,
              kswapd_interval: float = 1e6, mlp: float | None = None,
-             migrate_cost: float = 0.0) -> TraceRun:
+             migrate_cost: float = 0.0, pingpong: int = 16) -> TraceRun:
     """Run the trace (second pass) on ``cores`` cores, ``epoch`` records per epoch, each
     core keeping ``mlp`` misses in flight (default: the CPU's); the kernel's memory state
     (``kernel``, sized by the footprint) owns every page's node. A page migrated by direct
@@ -121,15 +123,26 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
     sim = Simulation(seed)
     copies = np.zeros(len(nodes))  # lines still to copy per node (page moves), next epoch
     moved = _moves(kernel)          # pages moved out of / into each node so far
+    placed = np.zeros(found.footprint, bool)     # the page table holds the page's node
+    left = np.full(found.footprint, -1, np.int64)  # the node a page last moved away from
+    when = np.zeros(found.footprint, np.int64)     # the epoch of that move
+    bounces = [0]
     last = kernel.vmstat()
 
     def sync() -> None:
         """The page table reads the kernel's nodes; every page the kernel moved (its
         counters say from and to where) costs a copy: its lines read at the source,
-        written at the destination."""
+        written at the destination. A page moving back where it left within
+        ``pingpong`` epochs is a ping-pong."""
         nonlocal moved
         live = kernel.node >= 0
+        changed = np.flatnonzero(live & placed & (kernel.node != table.nodes))
+        back = (left[changed] == kernel.node[changed]) & \
+            (len(run.epochs) - when[changed] <= pingpong)
+        bounces[0] += int(back.sum())
+        left[changed], when[changed] = table.nodes[changed], len(run.epochs)
         table.nodes[live] = kernel.node[live]
+        placed[:] = live
         now = _moves(kernel)
         copies[:] += (now - moved).sum(axis=0) * LINES_PER_PAGE
         moved = now
@@ -148,16 +161,20 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
                     sync()
                 else:
                     table.nodes[fresh] = kernel.node[fresh]
+                    placed[fresh] = True
             kernel.touch(ids[kernel.node[ids] >= 0])  # a page reclaim dropped refaults later
             vaddr = ids << 12 | (records["addr"].astype(np.int64) & (PAGE_BYTES - 1))
             stall = (kernel.vmstat()["pgdemote_direct"] - direct) * migrate_cost
             row = _epoch(engine, hierarchy, core_of, vaddr, records, nodes, copies, stall)
             copies[:] = 0
             yield sim.env.timeout(row["duration_ns"])
+            _migrate(kernel, policy.moves(EpochView(ids, kernel, row)), copies)
+            sync()
             now = kernel.vmstat()
             row.update({k: now[k] - last[k] for k in VMSTAT})
             row.update({f"pages_{n}": int(c) for n, c in zip(
                 nodes, kernel.capacity - kernel.nr_free)})
+            row["pingpong"], bounces[0] = bounces[0], 0
             last = now
             row["end_ns"] = sim.env.now
             run.epochs.append(row)
@@ -183,6 +200,18 @@ def _allocate(kernel: KernelMemory, policy: Policy, pages: np.ndarray) -> None:
     target, allowed = policy.preferred(pages)
     for node in dict.fromkeys(target.tolist()):
         kernel.alloc(pages[target == node], int(node), allowed=allowed)
+
+
+def _migrate(kernel: KernelMemory, moves: tuple[np.ndarray, np.ndarray],
+             copies: np.ndarray) -> None:
+    """A policy's moves, by destination; each page moved is read at its source (the
+    destination's writes come with the kernel's pgmigrate_success)."""
+    pages, dest = moves
+    for node in dict.fromkeys(np.asarray(dest).tolist()):
+        group = pages[dest == node]
+        src = kernel.node[group].astype(np.int64)
+        done, _ = kernel.migrate(group, int(node))
+        np.add.at(copies, src[np.isin(group, done)], LINES_PER_PAGE)
 
 
 def _moves(kernel: KernelMemory) -> np.ndarray:

@@ -78,6 +78,8 @@ class TraceMemoryExperiment(MemoryExperiment):
         "the kernel's memory tunables: watermarks, demotion_enabled, swap, ..."))
     kswapd_interval: Time = Field(1e6, gt=0, description="how often kswapd looks for work "
                                                          "(simulated time)")
+    pingpong: int = Field(16, ge=1, description="epochs within which a page moved back "
+                                                "where it came from counts as a ping-pong")
     migrate_cost: Time = Field(1100.0, ge=0, description=(
         "kernel time to migrate one 4 KiB page (unmap, TLB flush, copy, remap), charged to "
         "the task when direct reclaim demotes: move_pages of 1 GB in 4 KiB pages ran at "
@@ -120,7 +122,7 @@ class TraceMemoryExperiment(MemoryExperiment):
             cores = min(self.workers if self.threads else len(found.threads), self.cpu.cores)
             run = simulate(chunks, found, self.memory(), self.cpu, policy, kernel, cores,
                            self.epoch, self.seed, self.kswapd_interval, self.thread_mlp,
-                           self.migrate_cost)
+                           self.migrate_cost, self.pingpong)
         return self._result(run, found, cores)
 
     def _trace_file(self, stack: ExitStack) -> Path:
