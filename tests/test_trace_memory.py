@@ -155,3 +155,16 @@ def test_a_policy_that_moves_pages_is_charged_and_its_bounces_counted(tmp_path, 
     moves = epochs["pgmigrate_success"].sum()      # demotions and promotions, both copied
     late = epochs["pgmigrate_success"].iloc[-1]
     assert 2 * 64 * (moves - late) <= epochs["copy_lines"].sum() <= 2 * 64 * moves
+
+
+def test_the_scanner_marks_pages_and_their_next_access_faults(tmp_path):
+    fast = ["numa_balancing={enabled: true, scan_delay: 20 us, scan_period: 20 us, "
+            "scan_size: 64 MiB}", "mempolicy=--interleave=0,1"]
+    plain = _run(tmp_path, "mempolicy=--interleave=0,1")
+    tiering = _run(tmp_path, *fast, "kernel.numa_balancing_tiering=true")
+    everywhere = _run(tmp_path, *fast)
+    assert plain.metrics["numa_hint_faults"] == 0
+    # in tiering mode only the CXL half of the pages is scanned
+    assert 0 < tiering.metrics["numa_hint_faults"] < everywhere.metrics["numa_hint_faults"]
+    # each fault costs the task 1 us by default
+    assert tiering.metrics["app_time_s"] > plain.metrics["app_time_s"]

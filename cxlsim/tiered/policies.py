@@ -32,12 +32,15 @@ from cxlsim.memory.numa import Numa
 @dataclass
 class EpochView:
     """What a policy sees after an epoch: the pages accessed (dense ids, with repeats),
-    the kernel's memory state (every page's node, LRU lists, counters) and the epoch's
-    statistics."""
+    the kernel's memory state (every page's node, LRU lists, counters), the epoch's
+    statistics, and the pages that took a NUMA hint fault with their fault latency (ns
+    since the scanner marked them)."""
 
     pages: np.ndarray
     kernel: KernelMemory
     stats: dict
+    hint_faults: np.ndarray
+    fault_latency: np.ndarray
 
 
 class Policy:

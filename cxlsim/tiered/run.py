@@ -18,20 +18,28 @@ process on the project's :class:`~cxlsim.engine.Simulation`:
   demand, and :class:`~cxlsim.memory.epoch.EpochEngine` finds the nodes' loaded
   latencies for all cores together; the epoch lasts as long as its slowest core, and
   simulated time advances by that much;
-* kswapd is a second SimPy process: every ``kswapd_interval`` of simulated time it runs
+* NUMA balancing's scanner, when on, is another: after its delay, every period it makes
+  the next stretch of the address space PROT_NONE (in tiering mode skipping top-tier
+  pages); the next access to such a page is a hint fault (``numa_hint_faults``), costs
+  the task a fault's kernel time, and reaches the policy with its latency since the
+  scan -- what NUMA balancing's promotion decides on;
+* kswapd is a SimPy process too: every ``kswapd_interval`` of simulated time it runs
   the woken nodes' reclaim (demoting to the next tier when the kernel allows it); every
   page that moved is copied -- its lines read at the source and written at the
   destination in the next epoch, loading the same nodes and links as the application
   (a stream of its own, whose time is the kernel thread's, not the application's).
 
+After each epoch the policy may move pages (``moves``): each move is a kernel migration
+by its rules, copied like a demotion; a page moving back where it left within
+``pingpong`` epochs counts as a ping-pong. A page demoted by direct reclaim costs the
+allocating task ``migrate_cost`` of kernel time (unmap, TLB flush, copy, remap);
+kswapd's demotions cost its own thread.
+
 Writes: every access brings its line in (a store reads for ownership), and a written
 line goes back once, so an epoch whose records write a fraction ``w`` reads
 ``1 / (1 + w)`` of its memory bytes. Not modelled yet: write-backs as cache evictions,
-the hint-fault scanner (the tiering policies' promotions come through a policy's
-``moves``, after each epoch, each page migrated by the kernel's rules and copied like a
-demotion; a page moving back where it left within ``pingpong`` epochs is counted),
-per-record time stamps (cores are in step at epoch boundaries). A page demoted by direct reclaim costs the allocating task ``migrate_cost``
-of kernel time (unmap, TLB flush, copy, remap); kswapd's demotions cost its own thread.
+the scanner's adaptive period, a DAMON-style monitor, per-record time stamps (cores are
+in step at epoch boundaries).
 """
 
 from __future__ import annotations
@@ -63,6 +71,19 @@ VMSTAT = ("pgalloc", "pgdemote_kswapd", "pgdemote_direct", "pgpromote_success",
 #: A source of trace chunks: a callable returning a fresh iterator of column dicts
 #: (``addr``, ``op``, ``thread``), so the trace can be read twice.
 Chunks = Callable[[], Iterator[dict[str, np.ndarray]]]
+
+
+@dataclass(frozen=True)
+class Scanner:
+    """NUMA balancing's hint-fault scanner (kernel/sched/fair.c): the first scan after
+    ``delay``, then ``pages`` every ``period`` (ns); ``tiering`` skips top-tier pages;
+    each hint fault costs the faulting task ``fault_cost`` ns."""
+
+    delay: float
+    period: float
+    pages: int
+    tiering: bool
+    fault_cost: float
 
 
 @dataclass
@@ -107,7 +128,8 @@ class TraceRun:
 def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams,
              policy: Policy, kernel: KernelMemory, cores: int, epoch: int, seed: int = 1,
              kswapd_interval: float = 1e6, mlp: float | None = None,
-             migrate_cost: float = 0.0, pingpong: int = 16) -> TraceRun:
+             migrate_cost: float = 0.0, pingpong: int = 16,
+             scanner: Scanner | None = None) -> TraceRun:
     """Run the trace (second pass) on ``cores`` cores, ``epoch`` records per epoch, each
     core keeping ``mlp`` misses in flight (default: the CPU's); the kernel's memory state
     (``kernel``, sized by the footprint) owns every page's node. A page migrated by direct
@@ -127,6 +149,8 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
     left = np.full(found.footprint, -1, np.int64)  # the node a page last moved away from
     when = np.zeros(found.footprint, np.int64)     # the epoch of that move
     bounces = [0]
+    marked = np.full(found.footprint, -1.0)  # when the scanner made a page PROT_NONE (ns)
+    cursor = [0]
     last = kernel.vmstat()
 
     def sync() -> None:
@@ -163,12 +187,18 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
                     table.nodes[fresh] = kernel.node[fresh]
                     placed[fresh] = True
             kernel.touch(ids[kernel.node[ids] >= 0])  # a page reclaim dropped refaults later
+            faults = np.unique(ids[marked[ids] >= 0])  # first touch since marked: a fault
+            latency = sim.env.now - marked[faults]
+            marked[faults] = -1.0
             vaddr = ids << 12 | (records["addr"].astype(np.int64) & (PAGE_BYTES - 1))
-            stall = (kernel.vmstat()["pgdemote_direct"] - direct) * migrate_cost
+            stall = (kernel.vmstat()["pgdemote_direct"] - direct) * migrate_cost \
+                + faults.size * (scanner.fault_cost if scanner else 0.0)
             row = _epoch(engine, hierarchy, core_of, vaddr, records, nodes, copies, stall)
+            row["numa_hint_faults"] = int(faults.size)
             copies[:] = 0
             yield sim.env.timeout(row["duration_ns"])
-            _migrate(kernel, policy.moves(EpochView(ids, kernel, row)), copies)
+            view = EpochView(ids, kernel, row, faults, latency)
+            _migrate(kernel, policy.moves(view), copies)
             sync()
             now = kernel.vmstat()
             row.update({k: now[k] - last[k] for k in VMSTAT})
@@ -180,6 +210,22 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
             run.epochs.append(row)
             run.accesses += len(ids)
 
+    def scan():
+        """NUMA balancing's scanner: after ``delay``, every ``period`` the next ``pages``
+        of the address space (resident ones; in tiering mode not on top-tier nodes) are
+        made PROT_NONE, so their next access takes a hint fault."""
+        yield sim.env.timeout(scanner.delay)
+        while True:
+            window = (cursor[0] + np.arange(min(scanner.pages, found.footprint))) \
+                % max(found.footprint, 1)
+            cursor[0] = int(window[-1] + 1) if window.size else 0
+            node = kernel.node[window]
+            keep = node >= 0
+            if scanner.tiering:
+                keep &= ~kernel.toptier[np.maximum(node, 0)]
+            marked[window[keep]] = sim.env.now
+            yield sim.env.timeout(scanner.period)
+
     def kswapd():
         while True:
             yield sim.env.timeout(kswapd_interval)
@@ -188,6 +234,8 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
 
     done = sim.env.process(trace())
     sim.env.process(kswapd())
+    if scanner is not None:
+        sim.env.process(scan())
     sim.env.run(until=done)
     run.time_ns = sim.env.now
     run.resident = kernel.node[kernel.node >= 0].astype(np.int64)

@@ -33,10 +33,10 @@ from cxlsim.experiments.spec import register
 from cxlsim.memory.kernel import KernelMemory, KernelParams
 from cxlsim.memory.numa import Numa
 from cxlsim.tiered.policies import POLICIES
-from cxlsim.tiered.run import VMSTAT, simulate, survey
+from cxlsim.tiered.run import VMSTAT, Scanner, simulate, survey
 from cxlsim.traces import generate, open_trace
 from cxlsim.traces.generators import KINDS
-from cxlsim.units import Time
+from cxlsim.units import Size, Time
 
 #: The trace columns the run reads.
 COLUMNS = ["addr", "op", "thread"]
@@ -63,6 +63,20 @@ class GeneratedTrace(StrictModel):
         return _one_of(kind, KINDS)
 
 
+class NumaBalancing(StrictModel):
+    """NUMA balancing's hint-fault scanner (kernel/sched/fair.c defaults)."""
+
+    enabled: bool = Field(False, description="kernel.numa_balancing on: the scanner runs")
+    scan_delay: Time = Field(1e9, description="numa_balancing_scan_delay_ms: the first scan")
+    scan_period: Time = Field(1e9, description="numa_balancing_scan_period_min_ms: between "
+                                               "scans (fixed here; the kernel adapts it)")
+    scan_size: Size = Field(256 * 2**20, description="numa_balancing_scan_size_mb: address "
+                                                     "space marked per scan")
+    fault_cost: Time = Field(1000.0, ge=0, description=(
+        "kernel time of one hint fault (assumption: a minor fault's entry, PTE fix-up and "
+        "bookkeeping, about 1 us)"))
+
+
 @register("trace-memory")
 class TraceMemoryExperiment(MemoryExperiment):
     """A trace's application time and memory traffic on tiered memory, by policy."""
@@ -78,6 +92,8 @@ class TraceMemoryExperiment(MemoryExperiment):
         "the kernel's memory tunables: watermarks, demotion_enabled, swap, ..."))
     kswapd_interval: Time = Field(1e6, gt=0, description="how often kswapd looks for work "
                                                          "(simulated time)")
+    numa_balancing: NumaBalancing = Field(default_factory=NumaBalancing, description=(
+        "the hint-fault scanner (with kernel.numa_balancing_tiering: top-tier pages skipped)"))
     pingpong: int = Field(16, ge=1, description="epochs within which a page moved back "
                                                 "where it came from counts as a ping-pong")
     migrate_cost: Time = Field(1100.0, ge=0, description=(
@@ -122,8 +138,15 @@ class TraceMemoryExperiment(MemoryExperiment):
             cores = min(self.workers if self.threads else len(found.threads), self.cpu.cores)
             run = simulate(chunks, found, self.memory(), self.cpu, policy, kernel, cores,
                            self.epoch, self.seed, self.kswapd_interval, self.thread_mlp,
-                           self.migrate_cost, self.pingpong)
+                           self.migrate_cost, self.pingpong, self._scanner())
         return self._result(run, found, cores)
+
+    def _scanner(self) -> Scanner | None:
+        nb = self.numa_balancing
+        if not nb.enabled:
+            return None
+        return Scanner(nb.scan_delay, nb.scan_period, max(nb.scan_size // 4096, 1),
+                       self.kernel.numa_balancing_tiering, nb.fault_cost)
 
     def _trace_file(self, stack: ExitStack) -> Path:
         if isinstance(self.trace, str):
@@ -184,6 +207,6 @@ class TraceMemoryExperiment(MemoryExperiment):
                            title="Resident pages per node over time",
                            labels={"time_ms": "simulated time (ms)"})
         resident.update_layout(template="plotly_white")
-        metrics.update({k: int(epochs[k].sum()) for k in VMSTAT})
+        metrics.update({k: int(epochs[k].sum()) for k in (*VMSTAT, "numa_hint_faults")})
         return RunResult(self.name, self, metrics, {"epochs": epochs, "nodes": nodes},
                          {"traffic over time": fig, "resident pages over time": resident})
