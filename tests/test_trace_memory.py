@@ -168,3 +168,18 @@ def test_the_scanner_marks_pages_and_their_next_access_faults(tmp_path):
     assert 0 < tiering.metrics["numa_hint_faults"] < everywhere.metrics["numa_hint_faults"]
     # each fault costs the task 1 us by default
     assert tiering.metrics["app_time_s"] > plain.metrics["app_time_s"]
+
+
+def test_the_access_monitor_finds_the_hot_region(tmp_path):
+    # sampling intervals longer than an epoch (about 30 us here), as DAMON's 5 ms are
+    monitor = ["damon={enabled: true, sample: 100 us, aggregate: 1 ms}"]
+    result = _run(tmp_path, *monitor, kind="hotspot", n=400_000, footprint="64MiB",
+                  extra=", hot_fraction: 0.1, hot_ops: 0.9", epoch=2500)
+    regions = result.tables["damon_regions"]
+    last = regions[regions["time_ns"] == regions["time_ns"].max()]
+    assert 10 <= len(last) <= 1000
+    hottest = last.loc[last["nr_accesses"].idxmax()]
+    # the hot tenth of the pages, 90 % of the accesses: its regions outscore the rest
+    width = hottest["end_page"] - hottest["start_page"]
+    assert width < 0.5 * result.metrics["footprint_pages"]
+    assert hottest["nr_accesses"] > 2 * last["nr_accesses"].median()

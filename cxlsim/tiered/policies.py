@@ -33,14 +33,16 @@ from cxlsim.memory.numa import Numa
 class EpochView:
     """What a policy sees after an epoch: the pages accessed (dense ids, with repeats),
     the kernel's memory state (every page's node, LRU lists, counters), the epoch's
-    statistics, and the pages that took a NUMA hint fault with their fault latency (ns
-    since the scanner marked them)."""
+    statistics, the pages that took a NUMA hint fault with their fault latency (ns since
+    the scanner marked them), and the access monitor's latest regions."""
 
     pages: np.ndarray
     kernel: KernelMemory
     stats: dict
     hint_faults: np.ndarray
     fault_latency: np.ndarray
+    regions: list[tuple[int, int, int, int]]  # the DAMON monitor's last: start, end,
+                                              # nr_accesses, age
 
 
 class Policy:

@@ -23,6 +23,9 @@ process on the project's :class:`~cxlsim.engine.Simulation`:
   pages); the next access to such a page is a hint fault (``numa_hint_faults``), costs
   the task a fault's kernel time, and reaches the policy with its latency since the
   scan -- what NUMA balancing's promotion decides on;
+* a DAMON-style monitor, when on, is another (:mod:`cxlsim.tiered.damon`): regions of
+  pages sampled every sample interval, their access counts published to the policy
+  every aggregation interval;
 * kswapd is a SimPy process too: every ``kswapd_interval`` of simulated time it runs
   the woken nodes' reclaim (demoting to the next tier when the kernel allows it); every
   page that moved is copied -- its lines read at the source and written at the
@@ -38,8 +41,8 @@ kswapd's demotions cost its own thread.
 Writes: every access brings its line in (a store reads for ownership), and a written
 line goes back once, so an epoch whose records write a fraction ``w`` reads
 ``1 / (1 + w)`` of its memory bytes. Not modelled yet: write-backs as cache evictions,
-the scanner's adaptive period, a DAMON-style monitor, per-record time stamps (cores are
-in step at epoch boundaries).
+the scanner's adaptive period, DAMON's interval auto-tuning, per-record time stamps
+(cores are in step at epoch boundaries).
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ from cxlsim.memory.epoch import EpochEngine, MemorySystem
 from cxlsim.memory.hierarchy import CoreMemory, CpuParams
 from cxlsim.memory.kernel import KernelMemory
 from cxlsim.memory.pagetable import PageTable
+from cxlsim.tiered.damon import Damon, DamonParams
 from cxlsim.tiered.policies import EpochView, Policy
 from cxlsim.traces.native import WRITE
 from cxlsim.traces.pages import PAGE_BYTES, PageCompactor
@@ -123,13 +127,14 @@ class TraceRun:
     time_ns: float = 0.0
     accesses: int = 0
     resident: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))  # node per page
+    regions: list[tuple] = field(default_factory=list)  # (ns, start, end, nr_accesses, age)
 
 
 def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams,
              policy: Policy, kernel: KernelMemory, cores: int, epoch: int, seed: int = 1,
              kswapd_interval: float = 1e6, mlp: float | None = None,
              migrate_cost: float = 0.0, pingpong: int = 16,
-             scanner: Scanner | None = None) -> TraceRun:
+             scanner: Scanner | None = None, damon: DamonParams | None = None) -> TraceRun:
     """Run the trace (second pass) on ``cores`` cores, ``epoch`` records per epoch, each
     core keeping ``mlp`` misses in flight (default: the CPU's); the kernel's memory state
     (``kernel``, sized by the footprint) owns every page's node. A page migrated by direct
@@ -150,6 +155,8 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
     when = np.zeros(found.footprint, np.int64)     # the epoch of that move
     bounces = [0]
     marked = np.full(found.footprint, -1.0)  # when the scanner made a page PROT_NONE (ns)
+    monitor = Damon(found.footprint, damon, sim.rng) if damon else None
+    regions: list[tuple[int, int, int, int]] = []  # the monitor's last aggregation
     cursor = [0]
     last = kernel.vmstat()
 
@@ -187,6 +194,8 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
                     table.nodes[fresh] = kernel.node[fresh]
                     placed[fresh] = True
             kernel.touch(ids[kernel.node[ids] >= 0])  # a page reclaim dropped refaults later
+            if monitor is not None:
+                monitor.access(ids)
             faults = np.unique(ids[marked[ids] >= 0])  # first touch since marked: a fault
             latency = sim.env.now - marked[faults]
             marked[faults] = -1.0
@@ -197,7 +206,7 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
             row["numa_hint_faults"] = int(faults.size)
             copies[:] = 0
             yield sim.env.timeout(row["duration_ns"])
-            view = EpochView(ids, kernel, row, faults, latency)
+            view = EpochView(ids, kernel, row, faults, latency, regions)
             _migrate(kernel, policy.moves(view), copies)
             sync()
             now = kernel.vmstat()
@@ -226,6 +235,16 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
             marked[window[keep]] = sim.env.now
             yield sim.env.timeout(scanner.period)
 
+    def monitor_loop():
+        """The DAMON-style monitor's sampling and aggregation intervals."""
+        per = max(int(round(damon.aggregate / damon.sample)), 1)
+        while True:
+            for _ in range(per):
+                yield sim.env.timeout(damon.sample)
+                monitor.sample()
+            regions[:] = monitor.aggregate()
+            run.regions += [(sim.env.now, *r) for r in regions]
+
     def kswapd():
         while True:
             yield sim.env.timeout(kswapd_interval)
@@ -236,6 +255,8 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
     sim.env.process(kswapd())
     if scanner is not None:
         sim.env.process(scan())
+    if monitor is not None:
+        sim.env.process(monitor_loop())
     sim.env.run(until=done)
     run.time_ns = sim.env.now
     run.resident = kernel.node[kernel.node >= 0].astype(np.int64)

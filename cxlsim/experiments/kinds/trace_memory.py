@@ -33,6 +33,7 @@ from cxlsim.experiments.spec import register
 from cxlsim.memory.kernel import KernelMemory, KernelParams
 from cxlsim.memory.numa import Numa
 from cxlsim.tiered.policies import POLICIES
+from cxlsim.tiered.damon import DamonParams
 from cxlsim.tiered.run import VMSTAT, Scanner, simulate, survey
 from cxlsim.traces import generate, open_trace
 from cxlsim.traces.generators import KINDS
@@ -77,6 +78,16 @@ class NumaBalancing(StrictModel):
         "bookkeeping, about 1 us)"))
 
 
+class DamonMonitor(StrictModel):
+    """The DAMON-style access monitor (Documentation/mm/damon/design.rst defaults)."""
+
+    enabled: bool = Field(False, description="run the monitor")
+    sample: Time = Field(5e6, gt=0, description="sampling interval")
+    aggregate: Time = Field(100e6, gt=0, description="aggregation interval")
+    min_regions: int = Field(10, ge=1, description="fewest regions")
+    max_regions: int = Field(1000, ge=1, description="most regions")
+
+
 @register("trace-memory")
 class TraceMemoryExperiment(MemoryExperiment):
     """A trace's application time and memory traffic on tiered memory, by policy."""
@@ -94,6 +105,8 @@ class TraceMemoryExperiment(MemoryExperiment):
                                                          "(simulated time)")
     numa_balancing: NumaBalancing = Field(default_factory=NumaBalancing, description=(
         "the hint-fault scanner (with kernel.numa_balancing_tiering: top-tier pages skipped)"))
+    damon: DamonMonitor = Field(default_factory=DamonMonitor, description=(
+        "a DAMON-style monitor: region access counts every aggregation interval"))
     pingpong: int = Field(16, ge=1, description="epochs within which a page moved back "
                                                 "where it came from counts as a ping-pong")
     migrate_cost: Time = Field(1100.0, ge=0, description=(
@@ -138,7 +151,7 @@ class TraceMemoryExperiment(MemoryExperiment):
             cores = min(self.workers if self.threads else len(found.threads), self.cpu.cores)
             run = simulate(chunks, found, self.memory(), self.cpu, policy, kernel, cores,
                            self.epoch, self.seed, self.kswapd_interval, self.thread_mlp,
-                           self.migrate_cost, self.pingpong, self._scanner())
+                           self.migrate_cost, self.pingpong, self._scanner(), self._damon())
         return self._result(run, found, cores)
 
     def _scanner(self) -> Scanner | None:
@@ -147,6 +160,11 @@ class TraceMemoryExperiment(MemoryExperiment):
             return None
         return Scanner(nb.scan_delay, nb.scan_period, max(nb.scan_size // 4096, 1),
                        self.kernel.numa_balancing_tiering, nb.fault_cost)
+
+    def _damon(self) -> DamonParams | None:
+        d = self.damon
+        return DamonParams(d.sample, d.aggregate, d.min_regions, d.max_regions) \
+            if d.enabled else None
 
     def _trace_file(self, stack: ExitStack) -> Path:
         if isinstance(self.trace, str):
@@ -208,5 +226,9 @@ class TraceMemoryExperiment(MemoryExperiment):
                            labels={"time_ms": "simulated time (ms)"})
         resident.update_layout(template="plotly_white")
         metrics.update({k: int(epochs[k].sum()) for k in (*VMSTAT, "numa_hint_faults")})
-        return RunResult(self.name, self, metrics, {"epochs": epochs, "nodes": nodes},
+        tables = {"epochs": epochs, "nodes": nodes}
+        if self.damon.enabled:
+            tables["damon_regions"] = pd.DataFrame(
+                run.regions, columns=["time_ns", "start_page", "end_page", "nr_accesses", "age"])
+        return RunResult(self.name, self, metrics, tables,
                          {"traffic over time": fig, "resident pages over time": resident})
