@@ -151,6 +151,8 @@ def test_a_policy_that_moves_pages_is_charged_and_its_bounces_counted(tmp_path, 
     kw = dict(kind="zipfian", footprint="128MiB", extra=", scrambled: true")
     epochs = _run(tmp_path, *bound, "policy=promote-all", **kw).tables["epochs"]
     assert epochs["pgpromote_success"].sum() > 0
+    assert epochs["numa_pages_migrated"].sum() == epochs["pgpromote_success"].sum()
+    assert (epochs["pgalloc_dram"] + epochs["pgalloc_cxl"]).sum() == epochs["pgalloc"].sum()
     assert epochs["pingpong"].sum() > 0            # demoted, promoted back, demoted again
     moves = epochs["pgmigrate_success"].sum()      # demotions and promotions, both copied
     late = epochs["pgmigrate_success"].iloc[-1]

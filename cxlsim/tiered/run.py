@@ -154,6 +154,7 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
     left = np.full(found.footprint, -1, np.int64)  # the node a page last moved away from
     when = np.zeros(found.footprint, np.int64)     # the epoch of that move
     bounces = [0]
+    allocs = kernel.per_node("pgalloc")  # pages allocated on each node so far
     marked = np.full(found.footprint, -1.0)  # when the scanner made a page PROT_NONE (ns)
     monitor = Damon(found.footprint, damon, sim.rng) if damon else None
     regions: list[tuple[int, int, int, int]] = []  # the monitor's last aggregation
@@ -207,12 +208,15 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
             copies[:] = 0
             yield sim.env.timeout(row["duration_ns"])
             view = EpochView(ids, kernel, row, faults, latency, regions)
-            _migrate(kernel, policy.moves(view), copies)
+            row["numa_pages_migrated"] = _migrate(kernel, policy.moves(view), copies)
             sync()
             now = kernel.vmstat()
             row.update({k: now[k] - last[k] for k in VMSTAT})
             row.update({f"pages_{n}": int(c) for n, c in zip(
                 nodes, kernel.capacity - kernel.nr_free)})
+            allocated = kernel.per_node("pgalloc")
+            row.update({f"pgalloc_{n}": int(c) for n, c in zip(nodes, allocated - allocs)})
+            allocs[:] = allocated
             row["pingpong"], bounces[0] = bounces[0], 0
             last = now
             row["end_ns"] = sim.env.now
@@ -272,15 +276,19 @@ def _allocate(kernel: KernelMemory, policy: Policy, pages: np.ndarray) -> None:
 
 
 def _migrate(kernel: KernelMemory, moves: tuple[np.ndarray, np.ndarray],
-             copies: np.ndarray) -> None:
+             copies: np.ndarray) -> int:
     """A policy's moves, by destination; each page moved is read at its source (the
-    destination's writes come with the kernel's pgmigrate_success)."""
+    destination's writes come with the kernel's pgmigrate_success). Returns the pages
+    moved (``numa_pages_migrated``)."""
     pages, dest = moves
+    total = 0
     for node in dict.fromkeys(np.asarray(dest).tolist()):
         group = pages[dest == node]
         src = kernel.node[group].astype(np.int64)
         done, _ = kernel.migrate(group, int(node))
         np.add.at(copies, src[np.isin(group, done)], LINES_PER_PAGE)
+        total += len(done)
+    return total
 
 
 def _moves(kernel: KernelMemory) -> np.ndarray:

@@ -225,7 +225,8 @@ class TraceMemoryExperiment(MemoryExperiment):
                            title="Resident pages per node over time",
                            labels={"time_ms": "simulated time (ms)"})
         resident.update_layout(template="plotly_white")
-        metrics.update({k: int(epochs[k].sum()) for k in (*VMSTAT, "numa_hint_faults")})
+        metrics.update({k: int(epochs[k].sum()) for k in (*VMSTAT, "numa_hint_faults",
+                                                           "numa_pages_migrated", "pingpong")})
         tables = {"epochs": epochs, "nodes": nodes}
         if self.damon.enabled:
             tables["damon_regions"] = pd.DataFrame(
