@@ -81,3 +81,25 @@ def test_cache_params_geometry():
         CacheParams(name="L2", size=3 * 2**17, ways=8, latency_cycles=12)
     with pytest.raises(ValidationError, match="line size must be a power of two, got 48 B"):
         CacheParams(name="L1", size=48 * 64, ways=1, line=48, latency_cycles=4)
+
+
+@settings(max_examples=60, deadline=None)
+@given(sets_log2=st.integers(0, 3), ways=st.sampled_from([1, 2, 4, 8]),
+       before=st.lists(st.integers(0, 60), max_size=200),
+       dropped=st.lists(st.integers(0, 60), max_size=20),
+       after=st.lists(st.integers(0, 60), max_size=200))
+def test_invalidated_keys_are_gone_as_if_never_filled(sets_log2, ways, before, dropped, after):
+    """A TLB shootdown: invalidated keys miss next time, and the set behaves as an LRU
+    from which they were removed (the reference drops them from its list)."""
+    sets = 1 << sets_log2
+    fast, ref = SetAssociative(sets, ways), LruSets(sets, ways)
+    fast.access(np.array(before, dtype=np.int64))
+    for k in before:
+        ref.lookup(k)
+    fast.invalidate(np.array(dropped, dtype=np.int64))
+    for k in set(dropped):
+        ref.sets[k % sets].pop(k, None)
+    hits = fast.access(np.array(after, dtype=np.int64))
+    assert hits.tolist() == [ref.lookup(k) for k in after]
+    for s in range(sets):
+        assert fast.contents(s) == list(reversed(ref.sets[s]))

@@ -69,7 +69,7 @@ def test_kswapd_demotes_to_cxl_when_dram_is_bound_and_short(tmp_path):
     assert nodes.loc["cxl", "resident_pages"] == demoted
     # direct reclaim stalls the allocating task: 1.1 us a page by default
     assert epochs["reclaim_stall_ns"].sum() == pytest.approx(1100 * epochs["pgdemote_direct"].sum())
-    free = _run(tmp_path, *bound, "kernel.demotion_enabled=true", "migrate_cost=0", **kw)
+    free = _run(tmp_path, *bound, "kernel.demotion_enabled=true", "migration.cost=0", **kw)
     assert free.metrics["app_time_s"] < result.metrics["app_time_s"]
     with pytest.raises(InputError, match="out of memory: .* the footprint exceeds memory "
                                          r"\(swap is off, anon pages stay resident\)"):

@@ -81,6 +81,18 @@ class SetAssociative:
         """Empty every set."""
         self.state[:] = (-1 << _kernels.RANK_BITS) | np.arange(self.ways)
 
+    def invalidate(self, keys: np.ndarray) -> None:
+        """Drop ``keys`` where present: each entry empties and becomes its set's oldest
+        (the entries older than it move up one), as if it had never been filled."""
+        state = self.state
+        for key in np.unique(np.asarray(keys, dtype=np.int64)):
+            row = state[key & (self.sets - 1)]
+            way = np.flatnonzero(row >> _kernels.RANK_BITS == key)
+            if way.size:
+                rank = row[way[0]] & _kernels.RANK_MASK
+                row[(row & _kernels.RANK_MASK) > rank] -= 1
+                row[way[0]] = (-1 << _kernels.RANK_BITS) | (self.ways - 1)
+
 
 class CacheParams(StrictModel):
     """One level of data cache."""

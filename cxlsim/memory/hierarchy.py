@@ -159,6 +159,16 @@ class CoreMemory:
                              f"0..{self.page_table.max_node}, got {list(memory_ns)}")
         return out
 
+    def flush_tlbs(self) -> None:
+        """Empty every TLB level (a full TLB flush)."""
+        for tlb in self.tlbs:
+            tlb.flush()
+
+    def invalidate_pages(self, vpns: np.ndarray) -> None:
+        """Drop virtual page numbers ``vpns`` from every TLB level (``invlpg`` each)."""
+        for tlb in self.tlbs:
+            tlb.invalidate(vpns)
+
     def access(self, vaddrs: np.ndarray, memory_ns: Sequence[float] | None = None) -> ChunkStats:
         """Run a chunk of virtual addresses (dependent loads) through the core.
 

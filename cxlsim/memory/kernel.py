@@ -569,12 +569,15 @@ class KernelMemory:
 
     # --- migration ---------------------------------------------------------------------
 
-    def migrate(self, pages: Any, dest: int) -> tuple[np.ndarray, np.ndarray]:
+    def migrate(self, pages: Any, dest: int, busy: np.ndarray | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
         """Move resident ``pages`` to node ``dest``, in order, while ``dest`` stays above
         its high watermark (``migrate_balanced_pgdat``); returns (moved, failed) page ids.
+        Pages flagged in ``busy`` (a mask over ``pages``) fail without moving.
 
         Moved pages keep their list and flags and go to its head. In tiering mode a
-        refusal wakes ``dest``'s kswapd, as ``numamigrate_isolate_folio`` does.
+        refusal for lack of room wakes ``dest``'s kswapd, as ``numamigrate_isolate_folio``
+        does.
         """
         pages = self._pages(pages, resident=True)
         self.numa.check_node(dest, memory=True)
@@ -584,13 +587,15 @@ class KernelMemory:
             raise ValueError(f"page {pages[np.argmax(self.node[pages] == dest)]} is already "
                              f"on node {dest}")
         # A page needs free > high + 1 before it moves (zone_watermark_ok, high + nr_pages).
+        stuck = pages[busy] if busy is not None else pages[:0]
+        pages = pages[~busy] if busy is not None else pages
         room = max(int(self.nr_free[dest] - self.wmark[dest, WMARK_HIGH]) - 1, 0)
         moved, failed = pages[:room], pages[room:]
         promoted = int((~self.toptier[self.node[moved]]).sum()) if self.toptier[dest] else 0
         self._move(moved, dest, self.lru[moved])
         self._count("pgmigrate_success", dest, moved.size)
         self._count("pgpromote_success", dest, promoted)
-        self._count("pgmigrate_fail", dest, failed.size)
+        self._count("pgmigrate_fail", dest, failed.size + stuck.size)
         if failed.size and self.params.numa_balancing_tiering:
             self.wake_kswapd(dest)
-        return moved, failed
+        return moved, np.concatenate([stuck, failed])

@@ -51,6 +51,8 @@ class Policy:
     name = ""
     needs_counts = False   # True: wants every page's access count before the run
     unbounded = False      # True: the nodes it uses are given room for every page
+    in_task = False        # True: its moves are made in the task's context (a hint-fault
+                           # handler), so the task pays them (cxlsim.tiered.migration)
 
     def __init__(self, numa: Numa, footprint: int, mempolicy: str = "",
                  counts: np.ndarray | None = None) -> None:

@@ -34,9 +34,12 @@ process on the project's :class:`~cxlsim.engine.Simulation`:
 
 After each epoch the policy may move pages (``moves``): each move is a kernel migration
 by its rules, copied like a demotion; a page moving back where it left within
-``pingpong`` epochs counts as a ping-pong. A page demoted by direct reclaim costs the
-allocating task ``migrate_cost`` of kernel time (unmap, TLB flush, copy, remap);
-kswapd's demotions cost its own thread.
+``pingpong`` epochs counts as a ping-pong. Moving costs as :mod:`cxlsim.tiered.migration`
+says: a page demoted by direct reclaim, or moved by a policy working in the task's
+context, costs the task its kernel time (unmap, copy, remap) and the shootdown's IPI
+wait; kswapd's demotions cost its own thread; every core pays its TLB flushes and loses
+the moved pages' TLB entries. A policy's promotions and demotions pass its rate limits
+first (``migrate_rate_limited`` counts the refused).
 
 Writes: every access brings its line in (a store reads for ownership), and a written
 line goes back once, so an epoch whose records write a fraction ``w`` reads
@@ -58,6 +61,7 @@ from cxlsim.memory.hierarchy import CoreMemory, CpuParams
 from cxlsim.memory.kernel import KernelMemory
 from cxlsim.memory.pagetable import PageTable
 from cxlsim.tiered.damon import Damon, DamonParams
+from cxlsim.tiered.migration import MigrationParams, Migrator
 from cxlsim.tiered.policies import EpochView, Policy
 from cxlsim.traces.native import WRITE
 from cxlsim.traces.pages import PAGE_BYTES, PageCompactor
@@ -133,12 +137,13 @@ class TraceRun:
 def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams,
              policy: Policy, kernel: KernelMemory, cores: int, epoch: int, seed: int = 1,
              kswapd_interval: float = 1e6, mlp: float | None = None,
-             migrate_cost: float = 0.0, pingpong: int = 16,
+             migration: MigrationParams | None = None, pingpong: int = 16,
              scanner: Scanner | None = None, damon: DamonParams | None = None) -> TraceRun:
     """Run the trace (second pass) on ``cores`` cores, ``epoch`` records per epoch, each
     core keeping ``mlp`` misses in flight (default: the CPU's); the kernel's memory state
-    (``kernel``, sized by the footprint) owns every page's node. A page migrated by direct
-    reclaim costs the allocating task ``migrate_cost`` ns of kernel time."""
+    (``kernel``, sized by the footprint) owns every page's node. Moves cost and are
+    limited as ``migration`` says (:mod:`cxlsim.tiered.migration`; default: its defaults
+    with no per-page cost)."""
     nodes = list(memory.nodes)
     table = PageTable(page_size=PAGE_BYTES, va_size=max(found.footprint, 1) * PAGE_BYTES)
     table.map(0, table.va_size)
@@ -148,6 +153,10 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
     engine = EpochEngine(memory, mlp or cpu.mlp)
     run = TraceRun(nodes)
     sim = Simulation(seed)
+    migration = migration or MigrationParams(cost=0.0)
+    migrator = Migrator(migration, hierarchy, sim.rng)
+    owed_core = np.zeros(cores)  # TLB flush time each core owes the next epoch (ns)
+    owed_task = [0.0]            # kernel time the task owes: its moves, their shootdowns
     copies = np.zeros(len(nodes))  # lines still to copy per node (page moves), next epoch
     moved = _moves(kernel)          # pages moved out of / into each node so far
     placed = np.zeros(found.footprint, bool)     # the page table holds the page's node
@@ -161,14 +170,18 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
     cursor = [0]
     last = kernel.vmstat()
 
-    def sync() -> None:
+    def sync(by_task: bool) -> None:
         """The page table reads the kernel's nodes; every page the kernel moved (its
         counters say from and to where) costs a copy: its lines read at the source,
-        written at the destination. A page moving back where it left within
-        ``pingpong`` epochs is a ping-pong."""
+        written at the destination; and a TLB shootdown, whose initiator's wait is the
+        task's when ``by_task``. A page moving back where it left within ``pingpong``
+        epochs is a ping-pong."""
         nonlocal moved
         live = kernel.node >= 0
         changed = np.flatnonzero(live & placed & (kernel.node != table.nodes))
+        flushes = migrator.shootdown(changed)
+        owed_core[:] += flushes.per_core
+        owed_task[0] += flushes.initiator if by_task else 0.0
         back = (left[changed] == kernel.node[changed]) & \
             (len(run.epochs) - when[changed] <= pingpong)
         bounces[0] += int(back.sum())
@@ -190,7 +203,7 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
                 fresh = fresh[np.sort(first)]
                 _allocate(kernel, policy, fresh)
                 if _reclaimed(kernel, last):
-                    sync()
+                    sync(by_task=True)
                 else:
                     table.nodes[fresh] = kernel.node[fresh]
                     placed[fresh] = True
@@ -201,15 +214,26 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
             latency = sim.env.now - marked[faults]
             marked[faults] = -1.0
             vaddr = ids << 12 | (records["addr"].astype(np.int64) & (PAGE_BYTES - 1))
-            stall = (kernel.vmstat()["pgdemote_direct"] - direct) * migrate_cost \
-                + faults.size * (scanner.fault_cost if scanner else 0.0)
-            row = _epoch(engine, hierarchy, core_of, vaddr, records, nodes, copies, stall)
+            reclaim = (kernel.vmstat()["pgdemote_direct"] - direct) * migration.cost
+            stall = reclaim + faults.size * (scanner.fault_cost if scanner else 0.0) \
+                + owed_task[0]
+            row = _epoch(engine, hierarchy, core_of, vaddr, records, nodes, copies, stall,
+                         owed_core)
+            row["reclaim_stall_ns"] = reclaim
             row["numa_hint_faults"] = int(faults.size)
-            copies[:] = 0
+            row["tlb_shootdown_ns"] = float(owed_core.sum())
+            touched = kernel.node[np.unique(ids)]
+            hot = np.bincount(touched[touched >= 0], minlength=len(nodes))
+            row.update({f"hot_{n}": int(h) for n, h in zip(nodes, hot)})
+            copies[:], owed_core[:], owed_task[0] = 0, 0, 0.0
             yield sim.env.timeout(row["duration_ns"])
             view = EpochView(ids, kernel, row, faults, latency, regions)
-            row["numa_pages_migrated"] = _migrate(kernel, policy.moves(view), copies)
-            sync()
+            limited = migrator.rate_limited
+            done = _migrate(kernel, migrator, policy.moves(view), copies, sim.env.now)
+            row["numa_pages_migrated"] = done
+            row["migrate_rate_limited"] = migrator.rate_limited - limited
+            owed_task[0] += done * migration.cost if policy.in_task else 0.0
+            sync(by_task=policy.in_task)
             now = kernel.vmstat()
             row.update({k: now[k] - last[k] for k in VMSTAT})
             row.update({f"pages_{n}": int(c) for n, c in zip(
@@ -253,7 +277,7 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
         while True:
             yield sim.env.timeout(kswapd_interval)
             if kernel.kswapd_woken.any() and kernel.kswapd():
-                sync()
+                sync(by_task=False)
 
     done = sim.env.process(trace())
     sim.env.process(kswapd())
@@ -275,17 +299,19 @@ def _allocate(kernel: KernelMemory, policy: Policy, pages: np.ndarray) -> None:
         kernel.alloc(pages[target == node], int(node), allowed=allowed)
 
 
-def _migrate(kernel: KernelMemory, moves: tuple[np.ndarray, np.ndarray],
-             copies: np.ndarray) -> int:
-    """A policy's moves, by destination; each page moved is read at its source (the
-    destination's writes come with the kernel's pgmigrate_success). Returns the pages
-    moved (``numa_pages_migrated``)."""
-    pages, dest = moves
+def _migrate(kernel: KernelMemory, migrator: Migrator,
+             moves: tuple[np.ndarray, np.ndarray], copies: np.ndarray, now: float) -> int:
+    """A policy's moves that the rate limits admit, by destination; each page moved is
+    read at its source (the destination's writes come with the kernel's
+    pgmigrate_success). Returns the pages moved (``numa_pages_migrated``)."""
+    pages, dest = (np.asarray(a, dtype=np.int64) for a in moves)
+    ok = migrator.admit(kernel, pages, dest, now)
+    pages, dest = pages[ok], dest[ok]
     total = 0
-    for node in dict.fromkeys(np.asarray(dest).tolist()):
+    for node in dict.fromkeys(dest.tolist()):
         group = pages[dest == node]
         src = kernel.node[group].astype(np.int64)
-        done, _ = kernel.migrate(group, int(node))
+        done, _ = kernel.migrate(group, int(node), migrator.busy(group.size))
         np.add.at(copies, src[np.isin(group, done)], LINES_PER_PAGE)
         total += len(done)
     return total
@@ -333,10 +359,11 @@ def _epochs(chunks: Chunks, epoch: int) -> Iterator[dict[str, np.ndarray]]:
 
 def _epoch(engine: EpochEngine, cores: list[CoreMemory], core_of: dict[int, int],
            vaddr: np.ndarray, records: dict[str, np.ndarray], nodes: list[str],
-           copies: np.ndarray, stall: float = 0.0) -> dict:
+           copies: np.ndarray, stall: float, core_ns: np.ndarray) -> dict:
     """One epoch: each core's records through its hierarchy, then the nodes' equilibrium
     with the kernel's page copies as one more stream (its time is not the app's); the
-    direct-reclaim ``stall`` (ns) falls on the cores by their share of the records."""
+    task's kernel ``stall`` (ns) falls on the cores by their share of the records, and
+    ``core_ns[c]`` (its TLB flushes) on core ``c``."""
     latency = engine.latencies()
     node_ns = np.array([latency[n] for n in nodes])
     keys = np.fromiter(core_of, np.int64, len(core_of))
@@ -361,11 +388,11 @@ def _epoch(engine: EpochEngine, cores: list[CoreMemory], core_of: dict[int, int]
         times = engine.step(np.vstack([refs, copies]), np.append(busy, 0.0))[:len(cores)]
     else:
         times = engine.step(refs, busy)
-    times = times + stall * np.diff(bounds) / max(len(vaddr), 1)
+    times = times + stall * np.diff(bounds) / max(len(vaddr), 1) + core_ns
     eq = engine.history[-1] if engine.history and (refs.sum() or copies.sum()) else None
     row = {"accesses": len(vaddr), "duration_ns": float(times.max()), "write_fraction": writes,
            "busy_ns": float(busy.sum()), "copy_lines": float(copies.sum()),
-           "reclaim_stall_ns": stall}
+           "task_kernel_ns": stall}
     for k, n in enumerate(nodes):
         row[f"refs_{n}"] = float(refs[:, k].sum())
         row[f"latency_ns_{n}"] = eq.latency[n] if eq else latency[n]

@@ -34,6 +34,7 @@ from cxlsim.memory.kernel import KernelMemory, KernelParams
 from cxlsim.memory.numa import Numa
 from cxlsim.tiered.policies import POLICIES
 from cxlsim.tiered.damon import DamonParams
+from cxlsim.tiered.migration import MigrationParams
 from cxlsim.tiered.run import VMSTAT, Scanner, simulate, survey
 from cxlsim.traces import generate, open_trace
 from cxlsim.traces.generators import KINDS
@@ -109,11 +110,9 @@ class TraceMemoryExperiment(MemoryExperiment):
         "a DAMON-style monitor: region access counts every aggregation interval"))
     pingpong: int = Field(16, ge=1, description="epochs within which a page moved back "
                                                 "where it came from counts as a ping-pong")
-    migrate_cost: Time = Field(1100.0, ge=0, description=(
-        "kernel time to migrate one 4 KiB page (unmap, TLB flush, copy, remap), charged to "
-        "the task when direct reclaim demotes: move_pages of 1 GB in 4 KiB pages ran at "
-        "3.73 GB/s, 1.1 us a page, on Zen 3 with 6.16-rc6 (LKML, S. Garg, 'Accelerate page "
-        "migration with batch copying and hardware offload', RFC v3, Sep 2025)"))
+    migration: MigrationParams = Field(default_factory=MigrationParams, description=(
+        "page migration's costs and limits: per-page kernel time, TLB shootdowns, "
+        "promotion/demotion rate limits, busy pages"))
 
     @field_validator("policy")
     @classmethod
@@ -151,7 +150,7 @@ class TraceMemoryExperiment(MemoryExperiment):
             cores = min(self.workers if self.threads else len(found.threads), self.cpu.cores)
             run = simulate(chunks, found, self.memory(), self.cpu, policy, kernel, cores,
                            self.epoch, self.seed, self.kswapd_interval, self.thread_mlp,
-                           self.migrate_cost, self.pingpong, self._scanner(), self._damon())
+                           self.migration, self.pingpong, self._scanner(), self._damon())
         return self._result(run, found, cores)
 
     def _scanner(self) -> Scanner | None:
@@ -217,19 +216,39 @@ class TraceMemoryExperiment(MemoryExperiment):
                       title=f"Memory traffic per node over time ({self.policy})",
                       labels={"time_ms": "simulated time (ms)", "GBps": "GB/s"})
         fig.update_layout(template="plotly_white")
-        pages = epochs.melt(id_vars=["end_ns"], value_vars=[f"pages_{n}" for n in names],
-                            var_name="node", value_name="pages")
-        pages["node"] = pages["node"].str.removeprefix("pages_")
-        pages["time_ms"] = pages["end_ns"] / 1e6
-        resident = px.area(pages, x="time_ms", y="pages", color="node",
-                           title="Resident pages per node over time",
+        resident = px.area(_hot_and_cold(epochs, names), x="time_ms", y="pages", color="pages of",
+                           title="Resident pages per node over time: hot (accessed in the "
+                                 "epoch) and cold",
                            labels={"time_ms": "simulated time (ms)"})
         resident.update_layout(template="plotly_white")
-        metrics.update({k: int(epochs[k].sum()) for k in (*VMSTAT, "numa_hint_faults",
-                                                           "numa_pages_migrated", "pingpong")})
+        refs = epochs[[f"refs_{n}" for n in names]].to_numpy()
+        share = pd.DataFrame(refs / np.maximum(refs.sum(axis=1, keepdims=True), 1),
+                             columns=names).assign(time_ms=epochs["end_ns"] / 1e6)
+        shares = px.line(share.melt(id_vars=["time_ms"], var_name="node", value_name="share"),
+                         x="time_ms", y="share", color="node",
+                         title="Share of memory traffic per node over time",
+                         labels={"time_ms": "simulated time (ms)"})
+        shares.update_layout(template="plotly_white", yaxis_tickformat=".0%")
+        metrics.update({k: int(epochs[k].sum()) for k in (
+            *VMSTAT, "numa_hint_faults", "numa_pages_migrated", "migrate_rate_limited",
+            "pingpong")})
+        metrics["tlb_shootdown_ns"] = float(epochs["tlb_shootdown_ns"].sum())
         tables = {"epochs": epochs, "nodes": nodes}
         if self.damon.enabled:
             tables["damon_regions"] = pd.DataFrame(
                 run.regions, columns=["time_ns", "start_page", "end_page", "nr_accesses", "age"])
         return RunResult(self.name, self, metrics, tables,
-                         {"traffic over time": fig, "resident pages over time": resident})
+                         {"traffic over time": fig, "traffic share over time": shares,
+                          "resident pages over time": resident})
+
+
+def _hot_and_cold(epochs: pd.DataFrame, names: list[str]) -> pd.DataFrame:
+    """Per epoch end and node: resident pages accessed in the epoch (hot) and not (cold),
+    long form for a stacked area figure."""
+    parts = []
+    for n in names:
+        hot, resident = epochs[f"hot_{n}"], epochs[f"pages_{n}"]
+        for label, pages in ((f"{n} hot", hot), (f"{n} cold", (resident - hot).clip(lower=0))):
+            parts.append(pd.DataFrame({"time_ms": epochs["end_ns"] / 1e6, "pages": pages,
+                                       "pages of": label}))
+    return pd.concat(parts, ignore_index=True)

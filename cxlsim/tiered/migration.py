@@ -1,0 +1,141 @@
+"""Page migration as work: what a move costs the cores, and what stops a move.
+
+Every page whose node changes (a policy's move, kswapd's or direct reclaim's demotion)
+is unmapped, copied and remapped. Here:
+
+* **TLB shootdowns.** Moves are flushed in batches of ``batch`` pages (``migrate_pages``
+  unmaps up to 512 folios and flushes once per batch since Linux 6.3). A batch of at
+  most ``flush_ceiling`` pages (x86 ``tlb_single_page_flush_ceiling``, 33) invalidates
+  those pages in every core's TLBs, one ``tlb_flush_page`` each (x86 ``invlpg``, about
+  100 ns); a larger batch flushes every TLB whole, costing what ``flush_ceiling``
+  single flushes would (the ceiling is where the kernel finds a full flush cheaper). The
+  initiator also waits for an IPI round trip to the other cores (``ipi``). The entries
+  are really gone from the simulated TLBs: the next access to a moved page walks.
+* **Who pays.** A move made in the task's context (a NUMA hint fault promoting in the
+  fault handler; direct reclaim) costs the task ``cost`` per page (unmap, copy, remap)
+  plus the initiator's flush and IPI; a kernel thread's (kswapd, kdamond) costs the
+  thread, not the task. Every core pays its own flushes.
+* **Rate limits.** Promotions into a node are refused once the candidates of the current
+  one-second window of simulated time reach ``promote_rate_limit`` (the kernel's
+  ``numa_promotion_rate_limit``: ``numa_balancing_promote_rate_limit_MBps``, default
+  65536 MB/s); demotions a policy asks for likewise under ``demote_rate_limit`` (no
+  kernel knob: a DAMOS-style quota; none by default). Kernel reclaim is never limited.
+* **Failures.** Besides the kernel's own refusal (destination at its high watermark), a
+  fraction ``busy_fraction`` of attempts find the page busy (extra references, under
+  writeback: ``-EAGAIN`` after the kernel's retries) and fail; both count in
+  ``pgmigrate_fail``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from pydantic import Field
+
+from cxlsim.config.base import StrictModel
+from cxlsim.memory.hierarchy import CoreMemory
+from cxlsim.memory.kernel import KernelMemory
+from cxlsim.traces.pages import PAGE_BYTES
+from cxlsim.units import Bandwidth, Time
+#: Simulated nanoseconds of one rate-limit window (the kernel's MSEC_PER_SEC window).
+WINDOW_NS = 1e9
+
+
+class MigrationParams(StrictModel):
+    """Costs and limits of page migration (defaults: x86 Linux; sources in the module)."""
+
+    cost: Time = Field(1100.0, ge=0, description=(
+        "kernel time to migrate one 4 KiB page (unmap, copy, remap), charged to the task "
+        "when the move is made in its context: move_pages of 1 GB in 4 KiB pages ran at "
+        "3.73 GB/s, 1.1 us a page, on Zen 3 with 6.16-rc6 (LKML, S. Garg, 'Accelerate page "
+        "migration with batch copying and hardware offload', RFC v3, Sep 2025)"))
+    batch: int = Field(512, ge=1, description=(
+        "pages unmapped and flushed together (migrate_pages' batch, NR_MAX_BATCHED_MIGRATION)"))
+    flush_ceiling: int = Field(33, ge=0, description=(
+        "above this many pages a shootdown flushes whole TLBs (x86 "
+        "tlb_single_page_flush_ceiling, arch/x86/mm/tlb.c)"))
+    tlb_flush_page: Time = Field(100.0, ge=0, description=(
+        "one page's TLB invalidation on one core (x86 invlpg, about 100 ns: arch/x86/mm/tlb.c)"))
+    ipi: Time = Field(2000.0, ge=0, description=(
+        "the initiator's wait for a shootdown IPI round trip to the other cores "
+        "(assumption: 1-3 us is reported, growing with the cores)"))
+    promote_rate_limit: Bandwidth | None = Field(65536 * 2**20, gt=0, description=(
+        "promotion candidates per destination node per second "
+        "(numa_balancing_promote_rate_limit_MBps, default 65536 MB/s); none: unlimited"))
+    demote_rate_limit: Bandwidth | None = Field(None, gt=0, description=(
+        "demotions a policy asks for, per source node per second (a DAMOS-style quota; "
+        "kernel reclaim is not limited); none: unlimited"))
+    busy_fraction: float = Field(0.0, ge=0, le=1, description=(
+        "fraction of attempts that find the page busy and fail (assumption; default none)"))
+
+
+@dataclass
+class Shootdown:
+    """Nanoseconds a batch of moves cost: each core's flushes and the initiator's wait."""
+
+    per_core: np.ndarray
+    initiator: float = 0.0
+
+
+@dataclass
+class Migrator:
+    """Applies :class:`MigrationParams` to a run's moves on its cores."""
+
+    params: MigrationParams
+    cores: Sequence[CoreMemory]
+    rng: np.random.Generator
+    _window: float = 0.0
+    _promoted: dict[int, int] = field(default_factory=dict)
+    _demoted: dict[int, int] = field(default_factory=dict)
+    rate_limited: int = 0
+
+    def shootdown(self, pages: np.ndarray) -> Shootdown:
+        """Invalidate moved ``pages`` (virtual page numbers) in every core's TLBs, batch
+        by batch, and return what the flushes cost."""
+        p = self.params
+        out = Shootdown(np.zeros(len(self.cores)))
+        for start in range(0, pages.size, p.batch):
+            group = pages[start:start + p.batch]
+            if group.size > p.flush_ceiling:
+                for core in self.cores:
+                    core.flush_tlbs()
+                flushed = p.flush_ceiling
+            else:
+                for core in self.cores:
+                    core.invalidate_pages(group)
+                flushed = group.size
+            out.per_core += flushed * p.tlb_flush_page
+            out.initiator += p.ipi if len(self.cores) > 1 else 0.0
+        return out
+
+    def admit(self, kernel: KernelMemory, pages: np.ndarray, dest: np.ndarray,
+              now: float) -> np.ndarray:
+        """The moves (a mask over ``pages``) the rate limits let through at ``now`` (ns):
+        promotions counted per destination, policy demotions per source, in the current
+        one-second window; refused moves count in :attr:`rate_limited`."""
+        if now - self._window > WINDOW_NS:
+            self._window, self._promoted, self._demoted = now, {}, {}
+        src = kernel.node[pages]
+        up = kernel.toptier[dest] & ~kernel.toptier[src]
+        down = kernel.toptier[src] & ~kernel.toptier[dest]
+        ok = np.ones(pages.size, bool)
+        for mask, key, limit, used in ((up, dest, self.params.promote_rate_limit, self._promoted),
+                                       (down, src, self.params.demote_rate_limit, self._demoted)):
+            if limit is None:
+                continue
+            cap = int(limit // PAGE_BYTES)
+            for node in np.unique(key[mask]):
+                mine = np.flatnonzero(mask & (key == node))
+                room = max(cap - used.get(int(node), 0), 0)
+                used[int(node)] = used.get(int(node), 0) + mine.size  # candidates, as fair.c
+                ok[mine[room:]] = False
+        self.rate_limited += int((~ok).sum())
+        return ok
+
+    def busy(self, n: int) -> np.ndarray:
+        """Which of ``n`` attempts find their page busy."""
+        if not self.params.busy_fraction:
+            return np.zeros(n, bool)
+        return self.rng.random(n) < self.params.busy_fraction
