@@ -88,19 +88,7 @@ def test_busy_pages_fail_and_count_as_migration_failures():
         .busy(5).all()
 
 
-class PromoteAll(policies.Static):
-    """Promote every accessed CXL page to DRAM after each epoch."""
-
-    name = "promote-all"
-
-    def moves(self, epoch):
-        pages = np.unique(epoch.pages)
-        far = pages[epoch.kernel.node[pages] != self.local]
-        far = far[epoch.kernel.node[far] >= 0]
-        return far, np.full(far.size, self.local)
-
-
-class PromoteAllInTask(PromoteAll):
+class PromoteAllInTask(tm.PromoteAll):
     name = "promote-all-in-task"
     in_task = True
 
@@ -112,7 +100,7 @@ ZIPF = dict(kind="zipfian", footprint="128MiB", extra=", scrambled: true")
 
 @pytest.fixture
 def promoters(monkeypatch):
-    for kind in (PromoteAll, PromoteAllInTask):
+    for kind in (tm.PromoteAll, PromoteAllInTask):
         monkeypatch.setitem(policies.POLICIES, kind.name, kind)
 
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from conftest import REPO
 from cxlsim.errors import InputError
 from cxlsim.experiments import load_experiment
 from cxlsim.memory.epoch import Demand
+from cxlsim.tiered import policies
 from cxlsim.traces import import_trace
 
 BASE = """name: tm
@@ -29,6 +31,18 @@ def _spec(tmp_path, kind="uniform", n=200_000, footprint="256MiB", extra="", epo
 
 def _run(tmp_path, *overrides, **kw):
     return _spec(tmp_path, overrides=overrides, **kw).run()
+
+
+class PromoteAll(policies.Static):
+    """A toy policy: promote every accessed CXL page to DRAM after each epoch."""
+
+    name = "promote-all"
+
+    def moves(self, epoch):
+        pages = np.unique(epoch.pages)
+        far = pages[epoch.kernel.node[pages] != self.local]
+        far = far[epoch.kernel.node[far] >= 0]
+        return far, np.full(far.size, self.local)
 
 
 def test_policies_bound_each_other(tmp_path):
@@ -130,19 +144,6 @@ def test_bad_input_is_named(tmp_path, overrides, message):
 def test_a_policy_that_moves_pages_is_charged_and_its_bounces_counted(tmp_path, monkeypatch):
     """A toy policy promoting every accessed CXL page to DRAM each epoch, with DRAM bound
     and short and demotion on: the kernel demotes, the policy promotes them back."""
-    import numpy as np
-
-    from cxlsim.tiered import policies
-
-    class PromoteAll(policies.Static):
-        name = "promote-all"
-
-        def moves(self, epoch):
-            pages = np.unique(epoch.pages)
-            far = pages[epoch.kernel.node[pages] != self.local]
-            far = far[epoch.kernel.node[far] >= 0]
-            return far, np.full(far.size, self.local)
-
     monkeypatch.setitem(policies.POLICIES, "promote-all", PromoteAll)
     # NUMA balancing's tiering mode: a refused promotion wakes DRAM's kswapd, which
     # demotes down to the promo watermark, making room for the next promotions
