@@ -186,3 +186,21 @@ def test_the_access_monitor_finds_the_hot_region(tmp_path):
     width = hottest["end_page"] - hottest["start_page"]
     assert width < 0.5 * result.metrics["footprint_pages"]
     assert hottest["nr_accesses"] > 2 * last["nr_accesses"].median()
+
+
+def test_the_server_app_on_the_trace_engine_agrees_with_the_app_model():
+    """T4.3/T4.4 redone on the trace engine (experiments/server-db-trace.yaml) against the
+    equilibrium app model they are validated on (app-cxl-vs-ram): the same ordering, and
+    CXL's loss only a little smaller -- each traced access also pays its TLB miss and page
+    walk (cache hits), which the app model of LLC misses leaves out."""
+    trace = REPO / "experiments" / "server-db-trace.yaml"
+    rate = {mode: load_experiment(trace, ["trace.n=300000", f"mempolicy={mp}"]).run()
+            .metrics["accesses_per_s"]
+            for mode, mp in (("ram", "--membind=0"), ("cxl", "--membind=1"),
+                             ("interleave", "--interleave=0,1"))}
+    app = load_experiment(REPO / "experiments" / "app-cxl-vs-ram.yaml").run() \
+        .tables["modes"].set_index("mode")["throughput_rps"]
+    for mode in ("cxl", "interleave"):
+        traced, modelled = rate[mode] / rate["ram"] - 1, app[mode] / app["ram"] - 1
+        assert modelled < traced < 0
+        assert traced - modelled < 0.015

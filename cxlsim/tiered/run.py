@@ -138,12 +138,14 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
              policy: Policy, kernel: KernelMemory, cores: int, epoch: int, seed: int = 1,
              kswapd_interval: float = 1e6, mlp: float | None = None,
              migration: MigrationParams | None = None, pingpong: int = 16,
-             scanner: Scanner | None = None, damon: DamonParams | None = None) -> TraceRun:
+             scanner: Scanner | None = None, damon: DamonParams | None = None,
+             compute: float = 0.0) -> TraceRun:
     """Run the trace (second pass) on ``cores`` cores, ``epoch`` records per epoch, each
     core keeping ``mlp`` misses in flight (default: the CPU's); the kernel's memory state
     (``kernel``, sized by the footprint) owns every page's node. Moves cost and are
     limited as ``migration`` says (:mod:`cxlsim.tiered.migration`; default: its defaults
-    with no per-page cost)."""
+    with no per-page cost). Each record also costs its core ``compute`` ns of work that
+    does not touch memory (the application's time between two traced accesses)."""
     nodes = list(memory.nodes)
     table = PageTable(page_size=PAGE_BYTES, va_size=max(found.footprint, 1) * PAGE_BYTES)
     table.map(0, table.va_size)
@@ -218,7 +220,7 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
             stall = reclaim + faults.size * (scanner.fault_cost if scanner else 0.0) \
                 + owed_task[0]
             row = _epoch(engine, hierarchy, core_of, vaddr, records, nodes, copies, stall,
-                         owed_core)
+                         owed_core, compute)
             row["reclaim_stall_ns"] = reclaim
             row["numa_hint_faults"] = int(faults.size)
             row["tlb_shootdown_ns"] = float(owed_core.sum())
@@ -359,11 +361,12 @@ def _epochs(chunks: Chunks, epoch: int) -> Iterator[dict[str, np.ndarray]]:
 
 def _epoch(engine: EpochEngine, cores: list[CoreMemory], core_of: dict[int, int],
            vaddr: np.ndarray, records: dict[str, np.ndarray], nodes: list[str],
-           copies: np.ndarray, stall: float, core_ns: np.ndarray) -> dict:
-    """One epoch: each core's records through its hierarchy, then the nodes' equilibrium
-    with the kernel's page copies as one more stream (its time is not the app's); the
-    task's kernel ``stall`` (ns) falls on the cores by their share of the records, and
-    ``core_ns[c]`` (its TLB flushes) on core ``c``."""
+           copies: np.ndarray, stall: float, core_ns: np.ndarray, compute: float = 0.0) -> dict:
+    """One epoch: each core's records through its hierarchy (each record after
+    ``compute`` ns of other work), then the nodes' equilibrium with the kernel's page
+    copies as one more stream (its time is not the app's); the task's kernel ``stall``
+    (ns) falls on the cores by their share of the records, and ``core_ns[c]`` (its TLB
+    flushes) on core ``c``."""
     latency = engine.latencies()
     node_ns = np.array([latency[n] for n in nodes])
     keys = np.fromiter(core_of, np.int64, len(core_of))
@@ -381,7 +384,7 @@ def _epoch(engine: EpochEngine, cores: list[CoreMemory], core_of: dict[int, int]
         stats = core.access(mine, memory_ns=node_ns)
         mem = (stats.data[stats.caches:] + stats.walk_refs[stats.caches:]).astype(float)
         refs[c, :mem.size] = mem
-        busy[c] = max(stats.latency_ns - float(refs[c] @ node_ns), 0.0)
+        busy[c] = max(stats.latency_ns - float(refs[c] @ node_ns), 0.0) + compute * mine.size
     writes = float(np.mean(records["op"] == WRITE)) if len(vaddr) else 0.0
     engine.read_fraction = 1.0 / (1.0 + writes)
     if copies.any():

@@ -100,6 +100,9 @@ class TraceMemoryExperiment(MemoryExperiment):
     mempolicy: str = Field("", description="numactl policy of first touch (static, oracle's "
                                            "fallback), e.g. '--interleave=0,1'; empty: local")
     epoch: int = Field(65536, ge=1, description="trace records per epoch")
+    compute: Time = Field(0.0, ge=0, description=(
+        "work per record that does not touch memory: the application's time between two "
+        "traced accesses (MLC's injected delay; a trace of cache misses leaves it out)"))
     kernel: KernelParams = Field(default_factory=KernelParams, description=(
         "the kernel's memory tunables: watermarks, demotion_enabled, swap, ..."))
     kswapd_interval: Time = Field(1e6, gt=0, description="how often kswapd looks for work "
@@ -150,7 +153,8 @@ class TraceMemoryExperiment(MemoryExperiment):
             cores = min(self.workers if self.threads else len(found.threads), self.cpu.cores)
             run = simulate(chunks, found, self.memory(), self.cpu, policy, kernel, cores,
                            self.epoch, self.seed, self.kswapd_interval, self.thread_mlp,
-                           self.migration, self.pingpong, self._scanner(), self._damon())
+                           self.migration, self.pingpong, self._scanner(), self._damon(),
+                           self.compute)
         return self._result(run, found, cores)
 
     def _scanner(self) -> Scanner | None:
