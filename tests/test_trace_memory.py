@@ -127,6 +127,10 @@ def test_a_sparse_lackey_trace_runs_sized_by_its_footprint(tmp_path):
 
 @pytest.mark.parametrize("overrides, message", [
     (["policy=tpp"], "policy: expected one of static, oracle, all-local, all-cxl; found 'tpp'"),
+    (["mempolicy=--membind=7"],
+     "mempolicy: node 7 is not one of the experiment's nodes (0 dram, 1 cxl)"),
+    (["mempolicy={mode: weighted-interleave, nodes: [0, 1], weights: {'0': 2}}"],
+     "mempolicy: weights must give one weight for each of the nodes [0, 1], got {0: 2}"),
     (["epoch=300000"], "epoch (300,000 records) is longer than the trace (200,000 records)"),
     (["topology.nodes[1].capacity=16 MiB", "topology.nodes[4].capacity=16 MiB",
       "topology.nodes[5].capacity=16 MiB"],

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cxlsim.errors import InputError
-from cxlsim.memory.mempolicy import PagePlacement
+from cxlsim.memory.mempolicy import MemPolicy, PagePlacement
 from cxlsim.memory.kernel import KernelMemory
 from cxlsim.memory.numa import Numa
 
@@ -54,7 +54,7 @@ class Policy:
     in_task = False        # True: its moves are made in the task's context (a hint-fault
                            # handler), so the task pays them (cxlsim.tiered.migration)
 
-    def __init__(self, numa: Numa, footprint: int, mempolicy: str = "",
+    def __init__(self, numa: Numa, footprint: int, mempolicy: MemPolicy | str = "",
                  counts: np.ndarray | None = None) -> None:
         self.numa = numa
         self.footprint = footprint
@@ -70,11 +70,11 @@ class Policy:
 
 
 class Static(Policy):
-    """First touch by ``mempolicy`` (numactl text; empty: local), never moving."""
+    """First touch by ``mempolicy`` (a MemPolicy or numactl text; empty: local), never moving."""
 
     name = "static"
 
-    def __init__(self, numa: Numa, footprint: int, mempolicy: str = "",
+    def __init__(self, numa: Numa, footprint: int, mempolicy: MemPolicy | str = "",
                  counts: np.ndarray | None = None) -> None:
         super().__init__(numa, footprint)
         self.placement = PagePlacement(numa, mempolicy, self.local)
@@ -90,7 +90,7 @@ class Oracle(Policy):
     name = "oracle"
     needs_counts = True
 
-    def __init__(self, numa: Numa, footprint: int, mempolicy: str = "",
+    def __init__(self, numa: Numa, footprint: int, mempolicy: MemPolicy | str = "",
                  counts: np.ndarray | None = None) -> None:
         super().__init__(numa, footprint)
         if counts is None or len(counts) != footprint:
@@ -121,7 +121,7 @@ class AllCxl(Policy):
     name = "all-cxl"
     unbounded = True
 
-    def __init__(self, numa: Numa, footprint: int, mempolicy: str = "",
+    def __init__(self, numa: Numa, footprint: int, mempolicy: MemPolicy | str = "",
                  counts: np.ndarray | None = None) -> None:
         super().__init__(numa, footprint)
         self.far = np.flatnonzero(~numa.has_cpus & (numa.capacity > 0))

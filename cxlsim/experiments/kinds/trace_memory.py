@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import plotly.express as px
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from cxlsim.config.base import StrictModel
 from cxlsim.errors import InputError
@@ -31,6 +31,7 @@ from cxlsim.experiments.memory_base import MemoryExperiment
 from cxlsim.experiments.result import RunResult
 from cxlsim.experiments.spec import register
 from cxlsim.memory.kernel import KernelMemory, KernelParams
+from cxlsim.memory.mempolicy import MemPolicy
 from cxlsim.memory.numa import Numa
 from cxlsim.tiered.policies import POLICIES
 from cxlsim.tiered.damon import DamonParams
@@ -97,8 +98,9 @@ class TraceMemoryExperiment(MemoryExperiment):
     trace: str | GeneratedTrace = Field(description=(
         "a native trace file (path relative to this file) or {generate: KIND, n: N, ...}"))
     policy: str = Field("static", description="placement policy: " + ", ".join(POLICIES))
-    mempolicy: str = Field("", description="numactl policy of first touch (static, oracle's "
-                                           "fallback), e.g. '--interleave=0,1'; empty: local")
+    mempolicy: MemPolicy = Field(default_factory=MemPolicy, description=(
+        "memory policy of first touch (static): numactl text, e.g. '--interleave=0,1' "
+        "(empty: local), or {mode, nodes, weights} for weighted interleave with weights"))
     epoch: int = Field(65536, ge=1, description="trace records per epoch")
     compute: Time = Field(0.0, ge=0, description=(
         "work per record that does not touch memory: the application's time between two "
@@ -121,6 +123,17 @@ class TraceMemoryExperiment(MemoryExperiment):
     @classmethod
     def _policy(cls, name: str) -> str:
         return _one_of(name, POLICIES)
+
+    @field_validator("mempolicy")
+    @classmethod
+    def _policy_nodes(cls, policy: MemPolicy, info: ValidationInfo) -> MemPolicy:
+        """The policy's nodes are the experiment's NUMA nodes, numbered in order."""
+        nodes = list(info.data.get("nodes") or {})
+        missing = [n for n in policy.nodes if n >= len(nodes)] if nodes else []
+        if missing:
+            names = ", ".join(f"{i} {name}" for i, name in enumerate(nodes))
+            raise ValueError(f"node {missing[0]} is not one of the experiment's nodes ({names})")
+        return policy
 
     def numa(self, room: int = 0) -> Numa:
         """The NUMA nodes as the kernel sees them: capacity from the targets (at least
