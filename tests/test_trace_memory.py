@@ -185,3 +185,19 @@ def test_the_access_monitor_finds_the_hot_region(tmp_path):
     width = hottest["end_page"] - hottest["start_page"]
     assert width < 0.5 * result.metrics["footprint_pages"]
     assert hottest["nr_accesses"] > 2 * last["nr_accesses"].median()
+
+
+def test_the_run_records_page_types_and_allocation_epochs(tmp_path):
+    # a 32 MiB file read uniformly by a fifth of the accesses, beside zipfian anon memory
+    result = _run(tmp_path, kind="anon-file-mix", footprint="64MiB",
+                  extra=", file_size: 32MiB, file_ops: 0.2")
+    pages, metrics = result.tables["pages"], result.metrics
+    by_type = pages.groupby("page_type")["pages"].sum()
+    assert by_type["file"] == metrics["pages_file"] > 0
+    assert by_type["anon"] == metrics["pages_anon"] > 0
+    assert metrics["pages_anon"] + metrics["pages_file"] == metrics["footprint_pages"]
+    # every page allocated once (DRAM holds them all), in the epoch of its first access
+    assert pages["alloc_epoch"].between(0, metrics["epochs"] - 1).all()
+    per_epoch = pages.groupby("alloc_epoch")["pages"].sum()
+    assert per_epoch.tolist() == result.tables["epochs"]["pgalloc"].tolist()
+    assert pages["accesses"].sum() == metrics["accesses"]
