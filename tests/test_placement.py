@@ -163,3 +163,15 @@ def test_page_types_come_from_the_trace():
     assert mem.lru_sizes()[0, :, ACTIVE].tolist() == [0, 0]
     with pytest.raises(ValueError, match="page_type must give one of the codes"):
         Placement(2, page_type=np.array([0, 2]))
+
+
+@given(epochs=st.lists(st.lists(st.integers(0, 9), max_size=20), max_size=8))
+def test_accesses_and_last_access_epochs(epochs):
+    p = Placement(10)
+    for e, ids in enumerate(epochs):
+        p.epoch = e
+        p.access(np.array(ids, np.int64))
+    flat = [i for ids in epochs for i in ids]
+    assert p.accesses.tolist() == np.bincount(flat, minlength=10).tolist()
+    assert p.last_access.tolist() == [max((e for e, ids in enumerate(epochs) if i in ids),
+                                          default=-1) for i in range(10)]

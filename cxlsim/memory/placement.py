@@ -120,9 +120,10 @@ class Placement:
     def place(self, pages: np.ndarray, node: int | np.ndarray) -> None:
         """Allocate the non-resident ``pages`` on ``node`` (one, or one per page) in
         this epoch."""
-        if (self.node[pages] >= 0).any():
-            raise ValueError(f"page {pages[np.argmax(self.node[pages] >= 0)]} is already "
-                             f"on node {self.node[pages][np.argmax(self.node[pages] >= 0)]}")
+        placed = self.node[pages] >= 0
+        if placed.any():
+            page = pages[np.argmax(placed)]
+            raise ValueError(f"page {page} is already on node {self.node[page]}")
         self.node[pages] = node
         self.alloc_epoch[pages] = self.epoch
         self.flags[pages] = 0
@@ -144,9 +145,9 @@ class Placement:
 
     def access(self, pages: np.ndarray) -> None:
         """Accesses to ``pages`` (ids, with repeats) in this epoch."""
-        counts = np.bincount(pages, minlength=self.n_pages)
-        self.accesses += counts
-        self.last_access[counts > 0] = self.epoch
+        pages, counts = np.unique(pages, return_counts=True)
+        self.accesses[pages] += counts
+        self.last_access[pages] = self.epoch
 
     def counts(self, pages: slice | np.ndarray = slice(None), n_nodes: int = 0) -> np.ndarray:
         """Resident pages per node (at least ``n_nodes`` entries), of ``pages`` or all."""
