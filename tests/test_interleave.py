@@ -10,7 +10,8 @@ from conftest import REPO
 from cxlsim.errors import InputError
 from cxlsim.experiments import load_experiment
 from cxlsim.experiments.kinds.interleave import placement
-from cxlsim.memory.epoch import Demand, MemorySystem, policy_shares
+from cxlsim.memory.epoch import Demand, MemorySystem
+from cxlsim.memory.placement import policy_shares
 from cxlsim.memory.mempolicy import MemPolicy, PagePlacement
 from cxlsim.memory.numa import Numa, auto_weights
 from cxlsim.topology import load_topology

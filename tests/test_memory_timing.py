@@ -18,7 +18,8 @@ from cxlsim.engine import Simulation
 from cxlsim.link.flits import saturated_efficiency
 from cxlsim.memory import CoreMemory, CpuParams, PageTable
 from cxlsim.memory.dram import DramParams, DramTarget
-from cxlsim.memory.epoch import Demand, EpochEngine, MemorySystem, policy_shares
+from cxlsim.memory.epoch import Demand, EpochEngine, MemorySystem
+from cxlsim.memory.placement import policy_shares
 from cxlsim.memory.expander import ExpanderTarget
 from cxlsim.memory.loaded import MemoryNode, md1_wait, mg1_wait
 from cxlsim.topology import Topology, load_topology

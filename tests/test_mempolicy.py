@@ -279,7 +279,7 @@ def test_placement_matches_a_page_at_a_time_reference(scenario, calls):
             proc.touch(part)
     except OutOfMemoryError as err:
         raised = err
-    assert proc.nodes.tolist() == want
+    assert proc.placement.node.tolist() == want
     assert (raised is None) == (oom is None)
     if oom is not None:
         assert f"virtual page {oom} " in str(raised)

@@ -129,3 +129,14 @@ def test_bad_migration_parameters_are_named(tmp_path):
         tm._spec(tmp_path, overrides=["migration.busy_fraction=1.5"])
     assert "migration.busy_fraction: expected less than or equal to 1; found 1.5" \
         in str(info.value)
+
+
+def test_every_unmapped_page_is_journalled_once_for_the_next_shootdown():
+    from cxlsim.memory.placement import Placement
+    p = Placement(10)
+    p.place(np.arange(6), 0)
+    assert p.take_unmapped().size == 0                       # first touch maps, no flush
+    p.move(np.array([1, 2]), 1)
+    p.free(np.array([4]))
+    assert sorted(p.take_unmapped().tolist()) == [1, 2, 4]
+    assert p.take_unmapped().size == 0

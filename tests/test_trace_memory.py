@@ -208,3 +208,19 @@ def test_the_server_app_on_the_trace_engine_agrees_with_the_app_model():
         traced, modelled = rate[mode] / rate["ram"] - 1, app[mode] / app["ram"] - 1
         assert modelled < traced < 0
         assert traced - modelled < 0.015
+
+
+def test_the_run_records_page_types_and_allocation_epochs(tmp_path):
+    # a 32 MiB file read uniformly by a fifth of the accesses, beside zipfian anon memory
+    result = _run(tmp_path, kind="anon-file-mix", footprint="64MiB",
+                  extra=", file_size: 32MiB, file_ops: 0.2")
+    pages, metrics = result.tables["pages"], result.metrics
+    by_type = pages.groupby("page_type")["pages"].sum()
+    assert by_type["file"] == metrics["pages_file"] > 0
+    assert by_type["anon"] == metrics["pages_anon"] > 0
+    assert metrics["pages_anon"] + metrics["pages_file"] == metrics["footprint_pages"]
+    # every page allocated once (DRAM holds them all), in the epoch of its first access
+    assert pages["alloc_epoch"].between(0, metrics["epochs"] - 1).all()
+    per_epoch = pages.groupby("alloc_epoch")["pages"].sum()
+    assert per_epoch.tolist() == result.tables["epochs"]["pgalloc"].tolist()
+    assert pages["accesses"].sum() == metrics["accesses"]

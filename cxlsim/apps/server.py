@@ -27,7 +27,8 @@ import pandas as pd
 from pydantic import Field, model_validator
 
 from cxlsim.config.base import StrictModel
-from cxlsim.memory.epoch import Demand, MemorySystem, policy_shares
+from cxlsim.memory.epoch import Demand, MemorySystem
+from cxlsim.memory.placement import policy_shares
 from cxlsim.units import Time
 
 

@@ -18,7 +18,9 @@ Beyond the caches: DRAM channels and their loaded latency (:mod:`~cxlsim.memory.
 :mod:`~cxlsim.memory.loaded`), CXL expanders (:mod:`~cxlsim.memory.expander`), the
 per-epoch bandwidth/latency equilibrium of many cores (:mod:`~cxlsim.memory.epoch`),
 NUMA nodes and the Linux memory policies (:mod:`~cxlsim.memory.numa`,
-:mod:`~cxlsim.memory.mempolicy`), the kernel's watermarks, LRU lists, reclaim, demotion
+:mod:`~cxlsim.memory.mempolicy`), every page's placement -- node, type, allocation and
+access epochs, flags -- which first touch, the kernel model and the page table share
+(:mod:`~cxlsim.memory.placement`), the kernel's watermarks, LRU lists, reclaim, demotion
 and migration that tiering policies act on (:mod:`~cxlsim.memory.kernel`), measured
 loaded-latency curves in place of a target's model (:mod:`~cxlsim.memory.curvefile`).
 """
@@ -34,6 +36,7 @@ from cxlsim.memory.loaded import CurveTarget, MemoryNode, model_curves
 from cxlsim.memory.mempolicy import MemPolicy, OutOfMemoryError, PagePlacement
 from cxlsim.memory.numa import Numa, NumaParams
 from cxlsim.memory.pagetable import PAGE_SIZES, WALK_LEVELS, PageTable
+from cxlsim.memory.placement import Placement, policy_shares
 from cxlsim.memory.reference import ReferenceCore
 from cxlsim.memory.tlb import TlbArrayParams, TlbParams
 
@@ -42,6 +45,6 @@ __all__ = [
     "CurveFileSpec", "CurveTarget", "Demand", "DramParams", "DramTarget", "EpochEngine",
     "Equilibrium", "ExpanderTarget", "KernelMemory", "KernelParams", "MemPolicy",
     "MemoryNode", "MemorySystem", "Numa", "NumaParams", "OutOfMemoryError", "PagePlacement",
-    "PageTable", "ReferenceCore", "SetAssociative", "TlbArrayParams", "TlbParams",
-    "load_curve_file", "load_curves", "model_curves", "write_curves",
+    "PageTable", "Placement", "ReferenceCore", "SetAssociative", "TlbArrayParams", "TlbParams",
+    "load_curve_file", "load_curves", "model_curves", "policy_shares", "write_curves",
 ]

@@ -111,7 +111,7 @@ def access_chunk(vaddrs, frames, nodes, va_base, page_shift, table_base, table_n
     The latencies of all the chunk's accesses are summed, as for dependent loads.
 
     * ``frames[i]``, ``nodes[i]``: physical frame and memory node of virtual page
-      ``(va - va_base) >> page_shift`` (frame -1: not mapped).
+      ``(va - va_base) >> page_shift`` (frame -1: not mapped; node -1: not resident).
     * ``table_base[level]``, ``table_node``: where the page tables live (see
       :func:`pte_address`); ``len(table_base)`` is the number of levels walked.
     * ``state``: the buffer holding every structure; ``tlbs[t]``, ``caches[c]``: the
@@ -137,6 +137,8 @@ def access_chunk(vaddrs, frames, nodes, va_base, page_shift, table_base, table_n
         page = (va - va_base) >> page_shift
         if va < va_base or page >= frames.shape[0] or frames[page] < 0:
             raise IndexError("access to a virtual page that is not mapped")
+        if nodes[page] < 0:
+            raise IndexError("access to a virtual page on no memory node (not resident)")
         vpn = va >> page_shift
         t = 0
         while t < n_tlb:

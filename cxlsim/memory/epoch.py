@@ -5,7 +5,8 @@ or more targets: the host's DRAM, CXL expanders) built from a topology with the 
 parameters as the transaction level. Traffic is described by :class:`Demand` classes:
 ``threads`` identical threads, each alternating ``gap`` ns of core work (compute, or
 MLC's injected delay) with a memory access, keeping up to ``mlp`` accesses in flight,
-its accesses spread over the nodes by ``shares`` (the memory policy) and
+its accesses spread over the nodes by ``shares`` (the memory policy's fractions
+of pages, :func:`~cxlsim.memory.placement.policy_shares`) and
 ``read_fraction`` of the bytes read (each access reads a line; writes follow at
 ``(1 - r) / r`` lines per access and do not stall the core).
 
@@ -44,19 +45,6 @@ from cxlsim.memory.dram import DramParams, DramTarget
 from cxlsim.memory.expander import ExpanderTarget
 from cxlsim.memory.loaded import MemoryNode, Target
 from cxlsim.units import LINE_BYTES
-
-
-def policy_shares(weights: Mapping[str, float]) -> dict[str, float]:
-    """Fraction of pages (and so of accesses, for uniform access) on each node.
-
-    Interleave (round robin) is all weights 1; weighted interleave gives ``w_n / sum w``
-    (the kernel's MPOL_WEIGHTED_INTERLEAVE places ``w_n`` consecutive pages on node n
-    per round); bind is one node of weight 1.
-    """
-    total = float(sum(weights.values()))
-    if total <= 0 or any(w < 0 for w in weights.values()):
-        raise ValueError(f"weights must be non-negative with a positive sum, not {dict(weights)}")
-    return {n: w / total for n, w in weights.items() if w > 0}
 
 
 @dataclass(frozen=True)

@@ -3,10 +3,12 @@ demotion, memory tiers, migration and vmstat counters.
 
 The model a tiering policy (TPP, NUMA balancing's tiering mode, ...) acts on: every page
 of a footprint (dense ids ``0..n-1``) is free or resident on one node, on that node's
-active or inactive list of its type (anon or file). State is one numpy array per
-attribute, so every operation is vectorized over pages::
+active or inactive list of its type (anon or file). Each page's node and type are the
+footprint's :class:`~cxlsim.memory.placement.Placement` (``mem.placement``; allocation,
+demotion, migration and reclaim change it there); the LRU state is kept here. State is
+one numpy array per attribute, so every operation is vectorized over pages::
 
-    mem = KernelMemory(numa, n_pages, {"demotion_enabled": True})
+    mem = KernelMemory(numa, n_pages, {"demotion_enabled": True})  # or a Placement
     mem.alloc(pages, node=0)         # first touch, falling back by distance
     mem.touch(pages)                 # loads/stores: the PTE accessed ("young") bit
     mem.kswapd()                     # woken nodes reclaim up to their high watermark
@@ -77,9 +79,9 @@ from pydantic import Field
 from cxlsim.config.base import StrictModel
 from cxlsim.memory.mempolicy import OutOfMemoryError
 from cxlsim.memory.numa import Numa
+from cxlsim.memory.placement import ANON, DEMOTED, FILE, PROMOTED, Placement
 
-#: Page types: an LRU list pair per type (``enum lru_list``).
-ANON, FILE = 0, 1
+# An LRU list pair per page type (``enum lru_list``): ANON, FILE.
 #: LRU list of a resident page; NONE: the page is not resident.
 NONE, INACTIVE, ACTIVE = -1, 0, 1
 #: Watermark indices (``enum zone_watermarks``, WMARK_PROMO from NUMA balancing tiering).
@@ -179,23 +181,27 @@ def inactive_ratio(total_pages: int) -> int:
 class KernelMemory:
     """Pages of one footprint on a machine's nodes, as the kernel keeps them.
 
-    Per page (arrays of ``n_pages``): ``node`` (-1 when not resident), ``kind`` (ANON,
-    FILE), ``lru`` (INACTIVE, ACTIVE, NONE), ``young`` (PTE accessed bit),
+    ``pages`` is the footprint's :class:`Placement` or its number of pages (a new
+    all-anon one). Per page: ``node`` (-1 when not resident) and ``kind`` (ANON, FILE),
+    the placement's arrays; ``lru`` (INACTIVE, ACTIVE, NONE), ``young`` (PTE accessed bit),
     ``referenced`` (PG_referenced) and ``stamp`` (list position: larger is nearer the
     head; a list's tail is its smallest stamps). Per node: ``capacity``, ``nr_free``,
     ``wmark`` (nodes x 4, see :func:`watermarks`), ``tier`` (memory_tierN id, -1 without
     memory), ``toptier``, ``demotion_target`` (-1: none) and ``kswapd_woken``.
     """
 
-    def __init__(self, numa: Numa, n_pages: int,
+    def __init__(self, numa: Numa, pages: int | Placement,
                  params: KernelParams | Mapping[str, Any] | None = None) -> None:
         if not isinstance(params, KernelParams):
             params = KernelParams.model_validate(params or {})
         if numa.page_size != PAGE_SIZE:
             raise ValueError(f"the kernel memory model works in {PAGE_SIZE} B pages, the "
                              f"machine has {numa.page_size} B pages")
-        if n_pages < 0:
-            raise ValueError(f"n_pages must be at least 0, got {n_pages}")
+        self.placement = pages if isinstance(pages, Placement) else Placement(pages)
+        if self.placement.page_size != PAGE_SIZE:
+            raise ValueError(f"the kernel memory model works in {PAGE_SIZE} B pages, the "
+                             f"placement has {self.placement.page_size} B pages")
+        n_pages = self.placement.n_pages
         self.numa, self.params = numa, params
         n = numa.n_nodes
         for node in params.movable_nodes:
@@ -207,8 +213,6 @@ class KernelMemory:
                              "(min_free_kbytes is shared among the other nodes)")
         self.wmark = watermarks(self.capacity, params, movable)
         self._init_tiers(params)
-        self.node = np.full(n_pages, -1, dtype=np.int16)
-        self.kind = np.zeros(n_pages, dtype=np.int8)
         self.lru = np.full(n_pages, NONE, dtype=np.int8)
         self.young = np.zeros(n_pages, dtype=bool)
         self.referenced = np.zeros(n_pages, dtype=bool)
@@ -256,6 +260,16 @@ class KernelMemory:
     # --- state -------------------------------------------------------------------------
 
     @property
+    def node(self) -> np.ndarray:
+        """Every page's node, -1 when not resident (the placement's array)."""
+        return self.placement.node
+
+    @property
+    def kind(self) -> np.ndarray:
+        """Every page's type, ANON or FILE (the placement's array)."""
+        return self.placement.page_type
+
+    @property
     def nr_free(self) -> np.ndarray:
         """Free pages per node (NR_FREE_PAGES)."""
         return self.capacity - self._nr.sum(axis=(1, 2))
@@ -286,23 +300,28 @@ class KernelMemory:
         idx = (self.node[pages].astype(np.int64) * 2 + self.kind[pages]) * 2 + self.lru[pages]
         self._nr -= np.bincount(idx, minlength=self._nr.size).reshape(self._nr.shape)
 
-    def _link(self, pages: np.ndarray, node: int | np.ndarray, lru: int | np.ndarray) -> None:
-        """Put ``pages`` at the head of ``lru`` on ``node``, the last one nearest the head."""
-        self.node[pages] = node
+    def _link(self, pages: np.ndarray, lru: int | np.ndarray) -> None:
+        """Put resident ``pages`` at the head of ``lru`` on their node, the last one
+        nearest the head."""
         self.lru[pages] = lru
         self.stamp[pages] = self._clock + np.arange(1, pages.size + 1)
         self._clock += pages.size
         idx = (self.node[pages].astype(np.int64) * 2 + self.kind[pages]) * 2 + self.lru[pages]
         self._nr += np.bincount(idx, minlength=self._nr.size).reshape(self._nr.shape)
 
-    def _move(self, pages: np.ndarray, node: int | np.ndarray, lru: int | np.ndarray) -> None:
+    def _move(self, pages: np.ndarray, lru: int | np.ndarray, dest: int | None = None,
+              flag: int | np.ndarray = 0) -> None:
+        """Put resident ``pages`` at the head of ``lru``, on node ``dest`` if given (a
+        move the placement records with ``flag``), else on their own node."""
         self._unlink(pages)
-        self._link(pages, node, lru)
+        if dest is not None:
+            self.placement.move(pages, dest, flag)
+        self._link(pages, lru)
 
     def _drop(self, pages: np.ndarray) -> None:
         """Free resident ``pages`` (off their lists, flags cleared)."""
         self._unlink(pages)
-        self.node[pages] = -1
+        self.placement.free(pages)
         self.lru[pages] = NONE
         self.young[pages] = False
         self.referenced[pages] = False
@@ -327,10 +346,11 @@ class KernelMemory:
         ``mark`` (``zone_watermark_ok``: free pages must exceed the mark)."""
         return max(int(self.nr_free[node] - self.wmark[node, mark]), 0)
 
-    def alloc(self, pages: Any, node: int, kind: Kind = "anon",
+    def alloc(self, pages: Any, node: int, kind: Kind | None = None,
               allowed: Sequence[int] | None = None) -> np.ndarray:
         """Allocate (first touch) ``pages`` for a task preferring ``node``; returns the
-        node of each page.
+        node of each page. ``kind`` (anon, file) sets the pages' type; None keeps the
+        placement's (anon unless a trace said otherwise).
 
         ``allowed`` restricts the zonelist (a bind policy's nodes). A page that direct
         reclaim already took back within this call reads -1. Raises
@@ -341,14 +361,15 @@ class KernelMemory:
         if np.unique(pages).size != pages.size:
             raise ValueError("pages to allocate must be distinct")
         self.numa.check_node(node)
-        if kind not in ("anon", "file"):
+        if kind not in ("anon", "file", None):
             raise ValueError(f"kind must be 'anon' or 'file', got {kind!r}")
         zonelist = self.numa.fallback(node)
         if allowed is not None:
             zonelist = zonelist[np.isin(zonelist, list(allowed))]
             if zonelist.size == 0:
                 raise ValueError(f"none of the allowed nodes {list(allowed)} has memory")
-        self.kind[pages] = FILE if kind == "file" else ANON
+        if kind is not None:
+            self.kind[pages] = FILE if kind == "file" else ANON
         done = self._take(pages, 0, node, zonelist, WMARK_LOW)
         if done < pages.size:
             for m in zonelist:
@@ -386,7 +407,8 @@ class KernelMemory:
             batch = pages[done:done + k]
             self.young[batch] = True
             self.referenced[batch] = False
-            self._link(batch, m, INACTIVE)
+            self.placement.place(batch, m)
+            self._link(batch, INACTIVE)
             self._count("pgalloc", m, k)
             if m == preferred:
                 self._count("numa_hit", m, k)
@@ -417,7 +439,7 @@ class KernelMemory:
         self.referenced[pages] = True
         self.referenced[activate] = False
         self._count("pgactivate", self.node[activate].astype(np.int64))
-        self._move(activate, self.node[activate], ACTIVE)
+        self._move(activate, ACTIVE)
 
     # --- reclaim -----------------------------------------------------------------------
 
@@ -471,7 +493,7 @@ class KernelMemory:
         k = -(-(active - inactive * ratio) // (ratio + 1))
         pages = self._oldest(node, kind, ACTIVE, k)
         self.young[pages] = False
-        self._move(pages, node, INACTIVE)
+        self._move(pages, INACTIVE)
         self._count("pgrefill", node, k)
         self._count("pgdeactivate", node, k)
 
@@ -533,7 +555,7 @@ class KernelMemory:
         self.young[pages] = False
         self.referenced[keep] = True
         self.referenced[cold] = False
-        self._move(keep, node, INACTIVE)
+        self._move(keep, INACTIVE)
 
         demoted = cold[:room]
         rest = cold[room:]
@@ -541,7 +563,7 @@ class KernelMemory:
         for target in self._demotion_order[node] if room else ():
             k = min(self._avail(int(target), WMARK_MIN), demoted.size - start)
             if k:
-                self._move(demoted[start:start + k], int(target), INACTIVE)
+                self._move(demoted[start:start + k], INACTIVE, int(target), DEMOTED)
                 self._count("pgmigrate_success", int(target), k)
                 self._wake_if_low(int(target))
                 start += k
@@ -555,7 +577,7 @@ class KernelMemory:
             activate = np.concatenate([activate, rest])
             rest = rest[:0]
         self._count("pgactivate", node, activate.size)
-        self._move(activate, node, ACTIVE)
+        self._move(activate, ACTIVE)
         n_freed = demoted.size + rest.size
         self._count(f"pgsteal_{how}", node, n_freed)
         self._count("pgsteal_file" if kind == FILE else "pgsteal_anon", node, n_freed)
@@ -591,10 +613,10 @@ class KernelMemory:
         pages = pages[~busy] if busy is not None else pages
         room = max(int(self.nr_free[dest] - self.wmark[dest, WMARK_HIGH]) - 1, 0)
         moved, failed = pages[:room], pages[room:]
-        promoted = int((~self.toptier[self.node[moved]]).sum()) if self.toptier[dest] else 0
-        self._move(moved, dest, self.lru[moved])
+        promoted = ~self.toptier[self.node[moved]] & self.toptier[dest]
+        self._move(moved, self.lru[moved], dest, np.where(promoted, PROMOTED, 0))
         self._count("pgmigrate_success", dest, moved.size)
-        self._count("pgpromote_success", dest, promoted)
+        self._count("pgpromote_success", dest, int(promoted.sum()))
         self._count("pgmigrate_fail", dest, failed.size + stuck.size)
         if failed.size and self.params.numa_balancing_tiering:
             self.wake_kswapd(dest)

@@ -42,6 +42,10 @@ hmalloc's arena applies the ``hmctl`` policy); the others follow the process pol
     proc.touch(area)                                    # then the area
     proc.counts(area)                                   # pages per node: all on node 2
     proc.node_of(vpages)                                # node per page, -1 untouched
+
+The pages live in a :class:`~cxlsim.memory.placement.Placement` (``proc.placement``):
+this class is the first-touch allocator that places them; the interleave round is the
+placement module's :func:`~cxlsim.memory.placement.interleave_round`.
 """
 
 from __future__ import annotations
@@ -56,6 +60,7 @@ from pydantic import Field, field_validator, model_validator
 from cxlsim.config.base import StrictModel
 from cxlsim.errors import InputError
 from cxlsim.memory.numa import MAX_WEIGHT, Numa
+from cxlsim.memory.placement import Placement, interleave_round
 
 Mode = Literal["default", "bind", "preferred", "interleave", "weighted-interleave"]
 
@@ -160,8 +165,8 @@ class PagePlacement:
 
     ``policy`` is the process policy (numactl's, as a :class:`MemPolicy` or its text),
     ``cpu_node`` the node whose CPUs run the process (its local node). Pages are taken
-    from ``numa.free`` at first touch; ``nodes[v]`` is virtual page ``v``'s node, -1
-    until it is touched.
+    from ``numa.free`` at first touch and placed in ``placement`` (virtual page ``v`` is
+    its page ``v``; node -1 until it is touched).
     """
 
     def __init__(self, numa: Numa, policy: MemPolicy | str = "", cpu_node: int = 0) -> None:
@@ -170,7 +175,7 @@ class PagePlacement:
         self.cpu_node = cpu_node
         self.policy = self._checked(policy)
         self.regions: list[Region] = []
-        self.nodes = np.empty(0, dtype=np.int16)
+        self.placement = Placement(page_size=numa.page_size)
         self._starts = np.empty(0, dtype=np.int64)
 
     def _checked(self, policy: MemPolicy | str) -> MemPolicy:
@@ -190,11 +195,10 @@ class PagePlacement:
             policy = self._checked(policy)
             if policy.mode == "default":
                 policy = None
-        start = self.nodes.size
-        region = Region(name or f"region{len(self.regions)}", start, start + pages, policy)
+        added = self.placement.grow(pages)
+        region = Region(name or f"region{len(self.regions)}", added.start, added.stop, policy)
         self.regions.append(region)
-        self.nodes = np.concatenate([self.nodes, np.full(pages, -1, dtype=np.int16)])
-        self._starts = np.append(self._starts, start)
+        self._starts = np.append(self._starts, added.start)
         return region
 
     def _vpages(self, vpages: Region | range | np.ndarray) -> np.ndarray:
@@ -202,18 +206,18 @@ class PagePlacement:
         if isinstance(vpages, Region):
             return np.arange(vpages.start, vpages.stop, dtype=np.int64)
         v = np.asarray(vpages, dtype=np.int64)
-        if v.size and (v.min() < 0 or v.max() >= self.nodes.size):
-            raise IndexError(f"virtual pages must be mapped, in [0, {self.nodes.size})")
+        if v.size and (v.min() < 0 or v.max() >= self.placement.n_pages):
+            raise IndexError(f"virtual pages must be mapped, in [0, {self.placement.n_pages})")
         return v
 
     def node_of(self, vpages: Region | range | np.ndarray) -> np.ndarray:
         """The node of each virtual page (-1: not touched yet)."""
-        return self.nodes[self._vpages(vpages)]
+        return self.placement.node[self._vpages(vpages)]
 
     def counts(self, region: Region | None = None) -> np.ndarray:
         """Touched pages per node, of ``region`` or of the whole process."""
-        nodes = self.nodes if region is None else self.nodes[region.start:region.stop]
-        return np.bincount(nodes[nodes >= 0], minlength=self.numa.n_nodes)
+        pages = slice(None) if region is None else slice(region.start, region.stop)
+        return self.placement.counts(pages, self.numa.n_nodes)
 
     def touch(self, vpages: Region | range | np.ndarray) -> np.ndarray:
         """First-touch the untouched pages among ``vpages``, in the order given; return
@@ -223,13 +227,13 @@ class PagePlacement:
         for; the pages before it keep their nodes.
         """
         v = self._vpages(vpages)
-        fresh = v[self.nodes[v] < 0]
+        fresh = v[self.placement.node[v] < 0]
         if fresh.size > 1 and not (np.diff(fresh) > 0).all():  # keep first occurrences
             _, first = np.unique(fresh, return_index=True)
             fresh = fresh[np.sort(first)]
         if fresh.size:
             self._allocate(fresh)
-        return self.nodes[v]
+        return self.placement.node[v]
 
     def preferred(self, pages: np.ndarray) -> tuple[np.ndarray, list[int] | None]:
         """The node each of ``pages`` (of the process policy) aims at before any fallback,
@@ -275,7 +279,7 @@ class PagePlacement:
                 hits = np.flatnonzero(dest[:stop] == node)
                 if hits.size > free[node]:
                     stop = int(hits[free[node]])
-            self.nodes[pages[done:done + stop]] = dest[:stop]
+            self.placement.place(pages[done:done + stop], dest[:stop])
             free -= np.bincount(dest[:stop], minlength=free.size)
             done += stop
             if stop == oom:
@@ -298,7 +302,7 @@ class PagePlacement:
             weights = np.array([policy.weights[n] for n in policy.nodes])
         else:
             weights = numa.interleave_weights[policy.nodes]
-        slot = np.repeat(np.arange(len(policy.nodes)), weights)  # index -> node of a round
+        slot = interleave_round(weights)
         return [numa.fallback(n) for n in policy.nodes], slot[pages % slot.size]
 
     def _out_of_memory(self, page: int, route: np.ndarray) -> None:

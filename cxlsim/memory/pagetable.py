@@ -4,7 +4,9 @@ One :class:`PageTable` maps a virtual region with one page size (4 KiB, 2 MiB or
 1 GiB: an x86-64 radix tree of 4, 3 or 2 levels). Pages are mapped with :meth:`map`,
 which hands out consecutive physical frames in the order the pages are first touched --
 what a freshly booted kernel's buddy allocator gives a process that initialises its
-buffer front to back. Each page also records the memory node it lives on.
+buffer front to back. The node each page lives on is read from a
+:class:`~cxlsim.memory.placement.Placement` -- its own, or one shared with the kernel's
+memory model (the same array, so the walk sees every migration without a copy).
 
 The page tables themselves live in physical memory ``TABLE_OFFSET`` above the data
 frames; :meth:`entry_address` gives the physical address of the entry read at each
@@ -16,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 import cxlsim.memory._kernels as _kernels
+from cxlsim.memory.placement import Placement
 
 #: Page sizes and their names.
 PAGE_SIZES = {4096: "4 KiB", 2**21: "2 MiB", 2**30: "1 GiB"}
@@ -28,14 +31,16 @@ TABLE_OFFSET = 1 << 40
 class PageTable:
     """Virtual region ``[va_base, va_base + va_size)`` mapped with ``page_size`` pages.
 
-    ``frames[i]`` and ``nodes[i]`` are the physical frame number (in pages; -1 while
-    unmapped) and the memory node of the region's page ``i``. Data frames are numbered
+    ``frames[i]`` is the physical frame number (in pages; -1 while unmapped) of the
+    region's page ``i``, ``nodes[i]`` its node: page ``i`` of ``placement`` (given: one
+    page per page of the region, of the same size; none: a new one). Data frames are numbered
     from ``phys_base`` up; page tables of processes that share a cache should be given
     disjoint physical ranges (``phys_base`` at least ``2 * TABLE_OFFSET`` apart).
     """
 
     def __init__(self, page_size: int = 4096, va_base: int = 0, va_size: int = 2**30,
-                 phys_base: int = 0, table_node: int = 0) -> None:
+                 phys_base: int = 0, table_node: int = 0,
+                 placement: Placement | None = None) -> None:
         if page_size not in PAGE_SIZES:
             raise ValueError(f"page size must be 4 KiB, 2 MiB or 1 GiB, got {page_size} B")
         for name, value in (("va_base", va_base), ("va_size", va_size), ("phys_base", phys_base)):
@@ -52,7 +57,12 @@ class PageTable:
         self.max_node = table_node  # highest node holding a page or the page tables
         pages = va_size // page_size
         self.frames = np.full(pages, -1, dtype=np.int64)
-        self.nodes = np.zeros(pages, dtype=np.int64)
+        if placement is None:
+            placement = Placement(pages, page_size)
+        elif placement.n_pages != pages or placement.page_size != page_size:
+            raise ValueError(f"the placement holds {placement.n_pages} pages of "
+                             f"{placement.page_size} B, the region {pages} of {page_size} B")
+        self.placement = placement
         self._next_frame = phys_base // page_size
         self._frame_limit = (phys_base + TABLE_OFFSET) // page_size
         # Level l's tables, one after another, each level starting on a page boundary.
@@ -66,26 +76,33 @@ class PageTable:
         self.table_base = np.array(bases, dtype=np.int64)
 
     @property
+    def nodes(self) -> np.ndarray:
+        """The node of each page of the region, -1 when it has none (the placement's)."""
+        return self.placement.node
+
+    @property
     def levels(self) -> int:
         """Levels of the radix tree read by a walk."""
         return self.table_base.shape[0]
 
-    def map(self, va: int, size: int, node: int = 0) -> None:
-        """Give the not-yet-mapped pages of ``[va, va + size)`` the next frames, on ``node``."""
+    def map(self, va: int, size: int, node: int | None = 0) -> None:
+        """Give the not-yet-mapped pages of ``[va, va + size)`` the next frames, placed on
+        ``node`` (None: frames only; the placement's owner places the pages)."""
         first = (va - self.va_base) >> self.page_shift
         last = (va + size - 1 - self.va_base) >> self.page_shift
         if va < self.va_base or size <= 0 or last >= self.frames.shape[0]:
             raise ValueError(f"[{va:#x}, {va + size:#x}) is not inside the page table's region "
                              f"[{self.va_base:#x}, {self.va_base + self.va_size:#x})")
-        if node < 0:
+        if node is not None and node < 0:
             raise ValueError(f"node must be non-negative, got {node}")
         pages = np.arange(first, last + 1)
         pages = pages[self.frames[pages] < 0]
         if self._next_frame + pages.size > self._frame_limit:
             raise ValueError("out of physical frames below the page tables")
         self.frames[pages] = self._next_frame + np.arange(pages.size, dtype=np.int64)
-        self.nodes[pages] = node
-        self.max_node = max(self.max_node, node)
+        if node is not None:
+            self.placement.place(pages, node)
+            self.max_node = max(self.max_node, node)
         self._next_frame += pages.size
 
     def translate(self, va: int) -> tuple[int, int]:

@@ -4,7 +4,9 @@ A policy sees the run's pages as dense ids (first-seen order) and the machine's 
 nodes. At a page's first touch it names the node the allocation aims at (and, for a bind
 policy, the nodes allowed); the kernel's allocator (:class:`~cxlsim.memory.kernel.
 KernelMemory`) decides where it lands -- falling back by distance, reclaiming, demoting.
-After each epoch a policy may ask for pages to move (none for the static policies here;
+Where every page is, its type, when it was allocated and last accessed, its accesses and
+how it last moved are the run's :class:`~cxlsim.memory.placement.Placement`
+(``EpochView.placement``). After each epoch a policy may ask for pages to move (none for the static policies here;
 the tiering policies of the kernel plug in through the same methods). The registry
 :data:`POLICIES` maps names to classes:
 
@@ -27,12 +29,13 @@ from cxlsim.errors import InputError
 from cxlsim.memory.mempolicy import MemPolicy, PagePlacement
 from cxlsim.memory.kernel import KernelMemory
 from cxlsim.memory.numa import Numa
+from cxlsim.memory.placement import Placement
 
 
 @dataclass
 class EpochView:
     """What a policy sees after an epoch: the pages accessed (dense ids, with repeats),
-    the kernel's memory state (every page's node, LRU lists, counters), the epoch's
+    the kernel's memory state (LRU lists, counters, and every page's placement), the epoch's
     statistics, the pages that took a NUMA hint fault with their fault latency (ns since
     the scanner marked them), and the access monitor's latest regions."""
 
@@ -43,6 +46,11 @@ class EpochView:
     fault_latency: np.ndarray
     regions: list[tuple[int, int, int, int]]  # the DAMON monitor's last: start, end,
                                               # nr_accesses, age
+
+    @property
+    def placement(self) -> Placement:
+        """Every page's node, type, allocation and access epochs, accesses and flags."""
+        return self.kernel.placement
 
 
 class Policy:
@@ -77,10 +85,10 @@ class Static(Policy):
     def __init__(self, numa: Numa, footprint: int, mempolicy: MemPolicy | str = "",
                  counts: np.ndarray | None = None) -> None:
         super().__init__(numa, footprint)
-        self.placement = PagePlacement(numa, mempolicy, self.local)
+        self.first_touch = PagePlacement(numa, mempolicy, self.local)
 
     def preferred(self, pages: np.ndarray) -> tuple[np.ndarray, list[int] | None]:
-        return self.placement.preferred(pages)
+        return self.first_touch.preferred(pages)
 
 
 class Oracle(Policy):

@@ -2,17 +2,21 @@
 
 The trace is read twice, chunk by chunk, in bounded memory. The first pass numbers its
 pages densely in first-seen order (:class:`~cxlsim.traces.pages.PageCompactor`), so the
-page table and every per-page array are sized by the footprint, and counts each page's
-accesses (what an offline policy needs). The second pass is the simulation, a SimPy
-process on the project's :class:`~cxlsim.engine.Simulation`:
+page table and every per-page array are sized by the footprint, counts each page's
+accesses (what an offline policy needs) and takes each page's type (anon or file) from
+the trace's ``page_type`` column (anon without one). Every page's placement -- node,
+type, allocation and last-access epochs, accesses, how it last moved -- is one
+:class:`~cxlsim.memory.placement.Placement`, which the kernel's memory model changes
+and the page table, the scanner, the monitor and the policies read. The second pass is
+the simulation, a SimPy process on the project's :class:`~cxlsim.engine.Simulation`:
 
 * an epoch is ``epoch`` consecutive records; each record's thread runs on a core (threads
   in first-seen order, folded onto ``cores``), each core with its own TLBs and private
   caches and the shared ones of its complex, over one page table;
 * at a page's first touch the placement policy (:mod:`cxlsim.tiered.policies`) names the
   node it aims at and the kernel's allocator (:class:`~cxlsim.memory.kernel.
-  KernelMemory`, the one owner of every page's node) places it -- falling back by
-  distance, waking kswapd, reclaiming directly; the page table reads the kernel's nodes;
+  KernelMemory`) places it -- falling back by distance, waking kswapd, reclaiming
+  directly; a page reclaim took back is allocated again at its next epoch (a refault);
 * each core's share of the epoch runs through its hierarchy with the last epoch's loaded
   latencies; the memory references it counts per node and its other time are its
   demand, and :class:`~cxlsim.memory.epoch.EpochEngine` finds the nodes' loaded
@@ -33,13 +37,14 @@ process on the project's :class:`~cxlsim.engine.Simulation`:
   (a stream of its own, whose time is the kernel thread's, not the application's).
 
 After each epoch the policy may move pages (``moves``): each move is a kernel migration
-by its rules, copied like a demotion; a page moving back where it left within
-``pingpong`` epochs counts as a ping-pong. Moving costs as :mod:`cxlsim.tiered.migration`
-says: a page demoted by direct reclaim, or moved by a policy working in the task's
-context, costs the task its kernel time (unmap, copy, remap) and the shootdown's IPI
-wait; kswapd's demotions cost its own thread; every core pays its TLB flushes and loses
-the moved pages' TLB entries. A policy's promotions and demotions pass its rate limits
-first (``migrate_rate_limited`` counts the refused).
+by its rules, copied like a demotion; a page moving back where it left within the
+placement's ``pingpong`` epochs counts as a ping-pong. Moving costs as
+:mod:`cxlsim.tiered.migration` says: a page demoted by direct reclaim, or moved by a
+policy working in the task's context, costs the task its kernel time (unmap, copy,
+remap) and the shootdown's IPI wait; kswapd's demotions cost its own thread; every page
+unmapped (moved, or reclaimed) leaves every core's TLBs, and each core pays its flushes.
+A policy's promotions and demotions pass the rate limits first (``migrate_rate_limited``
+counts the refused).
 
 Writes: every access brings its line in (a store reads for ownership), and a written
 line goes back once, so an epoch whose records write a fraction ``w`` reads
@@ -56,10 +61,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cxlsim.engine import Simulation
+from cxlsim.errors import InputError
 from cxlsim.memory.epoch import EpochEngine, MemorySystem
 from cxlsim.memory.hierarchy import CoreMemory, CpuParams
 from cxlsim.memory.kernel import KernelMemory
 from cxlsim.memory.pagetable import PageTable
+from cxlsim.memory.placement import Placement
 from cxlsim.tiered.damon import Damon, DamonParams
 from cxlsim.tiered.migration import MigrationParams, Migrator
 from cxlsim.tiered.policies import EpochView, Policy
@@ -77,7 +84,7 @@ VMSTAT = ("pgalloc", "pgdemote_kswapd", "pgdemote_direct", "pgpromote_success",
           "numa_miss", "kswapd_wakeup", "allocstall")
 
 #: A source of trace chunks: a callable returning a fresh iterator of column dicts
-#: (``addr``, ``op``, ``thread``), so the trace can be read twice.
+#: (``addr``, ``op``, ``thread``, optionally ``page_type``), so the trace can be read twice.
 Chunks = Callable[[], Iterator[dict[str, np.ndarray]]]
 
 
@@ -96,10 +103,12 @@ class Scanner:
 
 @dataclass
 class Survey:
-    """The first pass: pages in first-seen order, their access counts, the threads."""
+    """The first pass: pages in first-seen order, their access counts and types (the
+    page's first record's), the threads."""
 
     compactor: PageCompactor
     counts: np.ndarray
+    page_type: np.ndarray
     threads: list[int]
     records: int
 
@@ -109,107 +118,91 @@ class Survey:
 
 
 def survey(chunks: Chunks) -> Survey:
-    """Read the trace once: dense page ids, accesses per page, threads in order."""
+    """Read the trace once: dense page ids, accesses and type per page, threads in order."""
     pc, counts, threads, records = PageCompactor(), np.zeros(0, np.int64), {}, 0
+    types = np.zeros(0, np.int8)
     for chunk in chunks():
+        known = counts.size
         ids = pc.ids(chunk["addr"])
-        if pc.footprint > counts.size:
-            counts = np.concatenate([counts, np.zeros(pc.footprint - counts.size, np.int64)])
+        if pc.footprint > known:
+            counts = np.concatenate([counts, np.zeros(pc.footprint - known, np.int64)])
+            types = np.concatenate([types, np.zeros(pc.footprint - known, np.int8)])
+            if "page_type" in chunk:  # a new page's type is its first record's
+                new, first = np.unique(ids, return_index=True)
+                fresh = new >= known
+                types[new[fresh]] = chunk["page_type"][first[fresh]]
         counts += np.bincount(ids, minlength=counts.size)
         for t in np.unique(chunk["thread"]).tolist():
             threads.setdefault(int(t), len(threads))
         records += len(ids)
-    return Survey(pc, counts, sorted(threads, key=threads.get), records)
+    return Survey(pc, counts, types, sorted(threads, key=threads.get), records)
 
 
 @dataclass
 class TraceRun:
-    """The second pass's results: per-epoch rows and the totals."""
+    """The second pass's results: per-epoch rows, the totals and every page's placement."""
 
     nodes: list[str]
+    placement: Placement
     epochs: list[dict] = field(default_factory=list)
     time_ns: float = 0.0
     accesses: int = 0
-    resident: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))  # node per page
     regions: list[tuple] = field(default_factory=list)  # (ns, start, end, nr_accesses, age)
 
 
 def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams,
              policy: Policy, kernel: KernelMemory, cores: int, epoch: int, seed: int = 1,
              kswapd_interval: float = 1e6, mlp: float | None = None,
-             migration: MigrationParams | None = None, pingpong: int = 16,
-             scanner: Scanner | None = None, damon: DamonParams | None = None,
-             compute: float = 0.0) -> TraceRun:
+             migration: MigrationParams | None = None, scanner: Scanner | None = None,
+             damon: DamonParams | None = None, compute: float = 0.0) -> TraceRun:
     """Run the trace (second pass) on ``cores`` cores, ``epoch`` records per epoch, each
     core keeping ``mlp`` misses in flight (default: the CPU's); the kernel's memory state
-    (``kernel``, sized by the footprint) owns every page's node. Moves cost and are
-    limited as ``migration`` says (:mod:`cxlsim.tiered.migration`; default: its defaults
-    with no per-page cost). Each record also costs its core ``compute`` ns of work that
-    does not touch memory (the application's time between two traced accesses)."""
+    (``kernel``, over the footprint's placement) places and moves every page. Moves cost
+    and are limited as ``migration`` says (:mod:`cxlsim.tiered.migration`; default: its
+    defaults with no per-page cost). Each record also costs its core ``compute`` ns of
+    work that does not touch memory (the application's time between traced accesses)."""
     nodes = list(memory.nodes)
-    table = PageTable(page_size=PAGE_BYTES, va_size=max(found.footprint, 1) * PAGE_BYTES)
-    table.map(0, table.va_size)
+    placement = kernel.placement
+    table = PageTable(page_size=PAGE_BYTES, va_size=placement.n_pages * PAGE_BYTES,
+                      placement=placement)
+    table.map(0, table.va_size, node=None)  # frames in first-touch order; the kernel places
     table.max_node = len(nodes) - 1
     core_of = {t: i % cores for i, t in enumerate(found.threads)}
     hierarchy = _cores(cpu, table, cores, len(nodes))
     engine = EpochEngine(memory, mlp or cpu.mlp)
-    run = TraceRun(nodes)
+    run = TraceRun(nodes, placement)
     sim = Simulation(seed)
     migration = migration or MigrationParams(cost=0.0)
     migrator = Migrator(migration, hierarchy, sim.rng)
     owed_core = np.zeros(cores)  # TLB flush time each core owes the next epoch (ns)
     owed_task = [0.0]            # kernel time the task owes: its moves, their shootdowns
-    copies = np.zeros(len(nodes))  # lines still to copy per node (page moves), next epoch
+    copies = np.zeros(len(nodes))  # lines to copy per node (page moves) in the next epoch
     moved = _moves(kernel)          # pages moved out of / into each node so far
-    placed = np.zeros(found.footprint, bool)     # the page table holds the page's node
-    left = np.full(found.footprint, -1, np.int64)  # the node a page last moved away from
-    when = np.zeros(found.footprint, np.int64)     # the epoch of that move
-    bounces = [0]
     allocs = kernel.per_node("pgalloc")  # pages allocated on each node so far
     marked = np.full(found.footprint, -1.0)  # when the scanner made a page PROT_NONE (ns)
     monitor = Damon(found.footprint, damon, sim.rng) if damon else None
     regions: list[tuple[int, int, int, int]] = []  # the monitor's last aggregation
     cursor = [0]
     last = kernel.vmstat()
+    bounces = placement.pingpongs
 
-    def sync(by_task: bool) -> None:
-        """The page table reads the kernel's nodes; every page the kernel moved (its
-        counters say from and to where) costs a copy: its lines read at the source,
-        written at the destination; and a TLB shootdown, whose initiator's wait is the
-        task's when ``by_task``. A page moving back where it left within ``pingpong``
-        epochs is a ping-pong."""
-        nonlocal moved
-        live = kernel.node >= 0
-        changed = np.flatnonzero(live & placed & (kernel.node != table.nodes))
-        flushes = migrator.shootdown(changed)
+    def shootdown(by_task: bool) -> None:
+        """Every page unmapped since the last shootdown leaves every core's TLBs; the
+        initiator's wait is the task's when ``by_task``."""
+        flushes = migrator.shootdown(np.unique(placement.take_unmapped()))
         owed_core[:] += flushes.per_core
         owed_task[0] += flushes.initiator if by_task else 0.0
-        back = (left[changed] == kernel.node[changed]) & \
-            (len(run.epochs) - when[changed] <= pingpong)
-        bounces[0] += int(back.sum())
-        left[changed], when[changed] = table.nodes[changed], len(run.epochs)
-        table.nodes[live] = kernel.node[live]
-        placed[:] = live
-        now = _moves(kernel)
-        copies[:] += (now - moved).sum(axis=0) * LINES_PER_PAGE
-        moved = now
 
     def trace():
-        nonlocal last
+        nonlocal last, moved, bounces
         for records in _epochs(chunks, epoch):
+            placement.epoch = len(run.epochs)
             ids = found.compactor.ids(records["addr"])
-            fresh = ids[kernel.node[ids] < 0]
             direct = kernel.vmstat()["pgdemote_direct"]
-            if fresh.size:
-                _, first = np.unique(fresh, return_index=True)
-                fresh = fresh[np.sort(first)]
-                _allocate(kernel, policy, fresh)
-                if _reclaimed(kernel, last):
-                    sync(by_task=True)
-                else:
-                    table.nodes[fresh] = kernel.node[fresh]
-                    placed[fresh] = True
-            kernel.touch(ids[kernel.node[ids] >= 0])  # a page reclaim dropped refaults later
+            _allocate(kernel, policy, ids)
+            shootdown(by_task=True)  # direct reclaim's
+            kernel.touch(ids)
+            placement.access(ids)
             if monitor is not None:
                 monitor.access(ids)
             faults = np.unique(ids[marked[ids] >= 0])  # first touch since marked: a fault
@@ -219,6 +212,11 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
             reclaim = (kernel.vmstat()["pgdemote_direct"] - direct) * migration.cost
             stall = reclaim + faults.size * (scanner.fault_cost if scanner else 0.0) \
                 + owed_task[0]
+            # every page the kernel moved since the last epoch (its counters say from and
+            # to where) is copied: its lines read at the source, written at the destination
+            now = _moves(kernel)
+            copies[:] += (now - moved).sum(axis=0) * LINES_PER_PAGE
+            moved = now
             row = _epoch(engine, hierarchy, core_of, vaddr, records, nodes, copies, stall,
                          owed_core, compute)
             row["reclaim_stall_ns"] = reclaim
@@ -235,7 +233,7 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
             row["numa_pages_migrated"] = done
             row["migrate_rate_limited"] = migrator.rate_limited - limited
             owed_task[0] += done * migration.cost if policy.in_task else 0.0
-            sync(by_task=policy.in_task)
+            shootdown(by_task=policy.in_task)
             now = kernel.vmstat()
             row.update({k: now[k] - last[k] for k in VMSTAT})
             row.update({f"pages_{n}": int(c) for n, c in zip(
@@ -243,7 +241,7 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
             allocated = kernel.per_node("pgalloc")
             row.update({f"pgalloc_{n}": int(c) for n, c in zip(nodes, allocated - allocs)})
             allocs[:] = allocated
-            row["pingpong"], bounces[0] = bounces[0], 0
+            row["pingpong"], bounces = placement.pingpongs - bounces, placement.pingpongs
             last = now
             row["end_ns"] = sim.env.now
             run.epochs.append(row)
@@ -279,7 +277,7 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
         while True:
             yield sim.env.timeout(kswapd_interval)
             if kernel.kswapd_woken.any() and kernel.kswapd():
-                sync(by_task=False)
+                shootdown(by_task=False)
 
     done = sim.env.process(trace())
     sim.env.process(kswapd())
@@ -289,16 +287,29 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
         sim.env.process(monitor_loop())
     sim.env.run(until=done)
     run.time_ns = sim.env.now
-    run.resident = kernel.node[kernel.node >= 0].astype(np.int64)
     return run
 
 
-def _allocate(kernel: KernelMemory, policy: Policy, pages: np.ndarray) -> None:
-    """First touch of ``pages`` (in order): each group aiming at one node is allocated
-    there by the kernel, falling back as its allocator does."""
-    target, allowed = policy.preferred(pages)
-    for node in dict.fromkeys(target.tolist()):
-        kernel.alloc(pages[target == node], int(node), allowed=allowed)
+def _allocate(kernel: KernelMemory, policy: Policy, ids: np.ndarray) -> None:
+    """First touch of an epoch's non-resident pages, in the order of their first access:
+    each group aiming at one node is allocated there by the kernel, falling back as its
+    allocator does. Pages direct reclaim took back meanwhile are allocated again, until
+    every page of the epoch is resident (or reclaim keeps pace: an InputError)."""
+    missing = ids.size + 1
+    while True:
+        fresh = ids[kernel.node[ids] < 0]
+        _, first = np.unique(fresh, return_index=True)
+        fresh = fresh[np.sort(first)]
+        if not fresh.size:
+            return
+        if fresh.size >= missing:
+            raise InputError(f"an epoch touches more pages than memory keeps: reclaim takes "
+                             f"back {fresh.size} of its pages as fast as they are allocated "
+                             f"(make the epoch shorter)", key="epoch")
+        missing = fresh.size
+        target, allowed = policy.preferred(fresh)
+        for node in dict.fromkeys(target.tolist()):
+            kernel.alloc(fresh[target == node], int(node), allowed=allowed)
 
 
 def _migrate(kernel: KernelMemory, migrator: Migrator,
@@ -323,13 +334,6 @@ def _moves(kernel: KernelMemory) -> np.ndarray:
     """Pages moved so far: [out of each node (demoted), into each node (migrated)]."""
     return np.array([kernel.per_node("pgdemote_kswapd") + kernel.per_node("pgdemote_direct"),
                      kernel.per_node("pgmigrate_success")], dtype=float)
-
-
-def _reclaimed(kernel: KernelMemory, last: dict[str, int]) -> bool:
-    """Whether reclaim or migration moved or dropped pages since ``last``."""
-    now = kernel.vmstat()
-    return any(now[k] != last[k] for k in ("pgsteal_kswapd", "pgsteal_direct",
-                                            "pgmigrate_success"))
 
 
 def _cores(cpu: CpuParams, table: PageTable, cores: int, n_nodes: int) -> list[CoreMemory]:

@@ -27,14 +27,13 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from cxlsim.errors import InputError
+from cxlsim.memory.placement import ANON, FILE, PAGE_TYPES  # ``page_type`` codes and names
 from cxlsim.traces.files import atomic_output
 
 #: A chunk of records: column name -> numpy array, all of the same length.
 Columns = dict[str, np.ndarray]
 
 READ, WRITE = 0, 1            # ``op`` codes
-ANON, FILE = 0, 1             # ``page_type`` codes
-PAGE_TYPES = ("anon", "file")  # names of the page_type codes, in code order
 
 #: Records per chunk (Arrow record batch) in files cxlsim writes: 25 MiB of columns.
 CHUNK_RECORDS = 1 << 20

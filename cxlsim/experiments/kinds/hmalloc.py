@@ -7,7 +7,8 @@ from numactl, and hmctl's ``-m NODE`` (bind) or ``-p NODE`` (preferred) is appli
 hmalloc's arena only (hmalloc.c ``mbind``s each extent it maps), so the malloc'ed
 memory keeps following the process policy. Without hmctl options the arena is not
 bound and follows the process policy too. The result is the exact number of pages of
-each region on each node (SK hynix HMSDK talk (H. Kim), target T5.7).
+each region on each node, counted from the process's page placement (SK hynix HMSDK
+talk (H. Kim), target T5.7).
 
 Regions are laid out from virtual page 0 in program order (malloc, then hmalloc), which
 fixes the interleave phase; the process runs on the CPUs of ``cpu_node``.

@@ -27,7 +27,8 @@ from pydantic import (AfterValidator, Discriminator, Field, Tag, ValidationInfo,
 from cxlsim.experiments.memory_base import MemoryExperiment
 from cxlsim.experiments.result import RunResult
 from cxlsim.experiments.spec import register
-from cxlsim.memory.epoch import Demand, policy_shares
+from cxlsim.memory.epoch import Demand
+from cxlsim.memory.placement import policy_shares
 from cxlsim.memory.numa import auto_weights
 from cxlsim.units import Time
 

@@ -6,8 +6,9 @@ topology's memory nodes under a placement policy by name (:mod:`cxlsim.tiered.po
 epoch by epoch in simulated time (:mod:`cxlsim.tiered.run`). The result: the
 application's time and throughput, each node's traffic, resident pages and loaded
 latency, the mean and 99th-percentile memory latency over epochs, per-epoch time series
-(vmstat counters among them) and figures of each node's traffic and resident pages over
-time. Cores: one per thread of the trace, at most the CPU's (or ``threads``); each keeps
+(vmstat counters among them), the pages by type (the trace's ``page_type``, anon
+without one), node and allocation epoch (table ``pages``), and figures of each node's
+traffic and resident pages over time. Cores: one per thread of the trace, at most the CPU's (or ``threads``); each keeps
 ``mlp`` misses in flight (default: the CPU's). The kernel's tunables are ``kernel``
 (e.g. ``kernel.demotion_enabled``).
 """
@@ -33,6 +34,7 @@ from cxlsim.experiments.spec import register
 from cxlsim.memory.kernel import KernelMemory, KernelParams
 from cxlsim.memory.mempolicy import MemPolicy
 from cxlsim.memory.numa import Numa
+from cxlsim.memory.placement import DEMOTED, PAGE_TYPES, PROMOTED, Placement
 from cxlsim.tiered.policies import POLICIES
 from cxlsim.tiered.damon import DamonParams
 from cxlsim.tiered.migration import MigrationParams
@@ -41,7 +43,7 @@ from cxlsim.traces import generate, open_trace
 from cxlsim.traces.generators import KINDS
 from cxlsim.units import Size, Time
 
-#: The trace columns the run reads.
+#: The trace columns the run reads (and ``page_type`` when the trace has it).
 COLUMNS = ["addr", "op", "thread"]
 
 
@@ -151,23 +153,28 @@ class TraceMemoryExperiment(MemoryExperiment):
         with ExitStack() as stack:
             path = self._trace_file(stack)
             trace = open_trace(path)  # addr, op and thread are required columns
+            columns = COLUMNS + ["page_type"] * ("page_type" in trace.fields)
 
             def chunks() -> Iterator[dict[str, np.ndarray]]:
-                return trace.chunks(COLUMNS)
+                return trace.chunks(columns)
 
             found = survey(chunks)
             kind = POLICIES[self.policy]
             # a bound's nodes hold every page twice over, watermarks and all
             numa = self.numa(2 * found.footprint * 4096 if kind.unbounded else 0)
             self._check(found.records, found.footprint, numa)
+            if found.page_type.size and found.page_type.max() >= len(PAGE_TYPES):
+                raise InputError(f"{path}: page_type {int(found.page_type.max())} is not a "
+                                 f"page type (0 anon, 1 file)", key="trace")
             policy = kind(numa, found.footprint, self.mempolicy,
                           found.counts if kind.needs_counts else None)
-            kernel = KernelMemory(numa, found.footprint, self.kernel)
+            placement = Placement(found.footprint, page_type=found.page_type,
+                                  pingpong=self.pingpong)
+            kernel = KernelMemory(numa, placement, self.kernel)
             cores = min(self.workers if self.threads else len(found.threads), self.cpu.cores)
             run = simulate(chunks, found, self.memory(), self.cpu, policy, kernel, cores,
                            self.epoch, self.seed, self.kswapd_interval, self.thread_mlp,
-                           self.migration, self.pingpong, self._scanner(), self._damon(),
-                           self.compute)
+                           self.migration, self._scanner(), self._damon(), self.compute)
         return self._result(run, found, cores)
 
     def _scanner(self) -> Scanner | None:
@@ -217,7 +224,7 @@ class TraceMemoryExperiment(MemoryExperiment):
             "mean_latency_ns": lat,
             "GBps": [(epochs[f"GBps_{n}"] * epochs["duration_ns"]).sum() / run.time_ns
                      for n in names],
-            "resident_pages": np.bincount(run.resident, minlength=len(names)),
+            "resident_pages": run.placement.counts(n_nodes=len(names)),
         })
         metrics = {"app_time_s": seconds, "accesses": run.accesses,
                    "accesses_per_s": run.accesses / seconds if seconds else 0.0,
@@ -250,7 +257,9 @@ class TraceMemoryExperiment(MemoryExperiment):
             *VMSTAT, "numa_hint_faults", "numa_pages_migrated", "migrate_rate_limited",
             "pingpong")})
         metrics["tlb_shootdown_ns"] = float(epochs["tlb_shootdown_ns"].sum())
-        tables = {"epochs": epochs, "nodes": nodes}
+        metrics.update({f"pages_{t}": int((run.placement.page_type == code).sum())
+                        for code, t in enumerate(PAGE_TYPES)})
+        tables = {"epochs": epochs, "nodes": nodes, "pages": _pages(run.placement, names)}
         if self.damon.enabled:
             tables["damon_regions"] = pd.DataFrame(
                 run.regions, columns=["time_ns", "start_page", "end_page", "nr_accesses", "age"])
@@ -269,3 +278,20 @@ def _hot_and_cold(epochs: pd.DataFrame, names: list[str]) -> pd.DataFrame:
             parts.append(pd.DataFrame({"time_ms": epochs["end_ns"] / 1e6, "pages": pages,
                                        "pages of": label}))
     return pd.concat(parts, ignore_index=True)
+
+
+
+def _pages(placement: Placement, names: list[str]) -> pd.DataFrame:
+    """Pages by type, node at the end (``none``: not resident) and the epoch of their
+    latest allocation, with their accesses and how many were last demoted or promoted."""
+    per_page = pd.DataFrame({
+        "page_type": np.asarray(PAGE_TYPES)[placement.page_type],
+        "node": np.asarray(names + ["none"])[placement.node],  # node -1: the last name
+        "alloc_epoch": placement.alloc_epoch, "accesses": placement.accesses,
+        "demoted": (placement.flags & DEMOTED) > 0,
+        "promoted": (placement.flags & PROMOTED) > 0})
+    keys = ["page_type", "node", "alloc_epoch"]
+    out = per_page.groupby(keys, sort=True).agg(
+        pages=("accesses", "size"), accesses=("accesses", "sum"),
+        demoted=("demoted", "sum"), promoted=("promoted", "sum")).reset_index()
+    return out.astype({"pages": np.int64, "demoted": np.int64, "promoted": np.int64})
