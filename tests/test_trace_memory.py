@@ -134,12 +134,17 @@ def test_a_sparse_lackey_trace_runs_sized_by_its_footprint(tmp_path):
     (["epoch=300000"], "epoch (300,000 records) is longer than the trace (200,000 records)"),
     (["topology.nodes[1].capacity=16 MiB", "topology.nodes[4].capacity=16 MiB",
       "topology.nodes[5].capacity=16 MiB"],
-     "the trace touches 62,430 pages but the nodes hold 12,288 (swap is off: the kernel "
+     "the trace touches 62,430 anon pages but the nodes hold 12,288 (swap is off: the kernel "
      "would OOM)"),
     (["trace=nothere.arrow"], "trace file"),
+    (["numa_balancing={enabled: true, scan_period: 0 ns}"],
+     "numa_balancing.scan_period: expected greater than 0; found 0"),
+    (["numa_balancing={enabled: true, scan_size: 1 KiB}"],
+     "numa_balancing.scan_size: expected greater than or equal to 4096; found 1024"),
     (["trace={generate: nope, n: 5}"], "trace.generate: expected one of"),
 ])
 def test_bad_input_is_named(tmp_path, overrides, message):
+    """Each mistake is one message naming the key (no traceback, no hang)."""
     with pytest.raises(InputError) as info:
         _run(tmp_path, *overrides)
     assert message in str(info.value)
@@ -224,3 +229,12 @@ def test_the_run_records_page_types_and_allocation_epochs(tmp_path):
     per_epoch = pages.groupby("alloc_epoch")["pages"].sum()
     assert per_epoch.tolist() == result.tables["epochs"]["pgalloc"].tolist()
     assert pages["accesses"].sum() == metrics["accesses"]
+
+
+def test_with_swap_a_footprint_above_memory_runs(tmp_path):
+    small = ["topology.nodes[1].capacity=16 MiB", "topology.nodes[4].capacity=16 MiB",
+             "topology.nodes[5].capacity=16 MiB"]
+    result = _run(tmp_path, *small, "kernel.swap=true", n=50_000, epoch=5_000)
+    assert result.metrics["footprint_pages"] > 3 * 4096            # above the 48 MiB
+    assert result.tables["epochs"]["pgsteal_kswapd"].sum() + \
+        result.tables["epochs"]["pgsteal_direct"].sum() > 0        # anon pages swapped out

@@ -64,7 +64,7 @@ from cxlsim.engine import Simulation
 from cxlsim.errors import InputError
 from cxlsim.memory.epoch import EpochEngine, MemorySystem
 from cxlsim.memory.hierarchy import CoreMemory, CpuParams
-from cxlsim.memory.kernel import KernelMemory
+from cxlsim.memory.kernel import MAX_RECLAIM_RETRIES, KernelMemory
 from cxlsim.memory.pagetable import PageTable
 from cxlsim.memory.placement import Placement
 from cxlsim.tiered.damon import Damon, DamonParams
@@ -199,6 +199,9 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
             placement.epoch = len(run.epochs)
             ids = found.compactor.ids(records["addr"])
             direct = kernel.vmstat()["pgdemote_direct"]
+            # the epoch's resident pages are referenced before its new ones allocate, so
+            # direct reclaim does not take back pages the epoch is using
+            kernel.touch(ids[kernel.node[ids] >= 0])
             _allocate(kernel, policy, ids)
             shootdown(by_task=True)  # direct reclaim's
             kernel.touch(ids)
@@ -293,20 +296,22 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
 def _allocate(kernel: KernelMemory, policy: Policy, ids: np.ndarray) -> None:
     """First touch of an epoch's non-resident pages, in the order of their first access:
     each group aiming at one node is allocated there by the kernel, falling back as its
-    allocator does. Pages direct reclaim took back meanwhile are allocated again, until
-    every page of the epoch is resident (or reclaim keeps pace: an InputError)."""
-    missing = ids.size + 1
+    allocator does. Pages direct reclaim took back meanwhile are allocated again, until every page of
+    the epoch is resident; ``MAX_RECLAIM_RETRIES`` rounds in a row without fewer pages
+    missing mean reclaim keeps pace with the epoch (an InputError)."""
+    missing, stuck = ids.size + 1, 0
     while True:
         fresh = ids[kernel.node[ids] < 0]
         _, first = np.unique(fresh, return_index=True)
         fresh = fresh[np.sort(first)]
         if not fresh.size:
             return
-        if fresh.size >= missing:
+        stuck = stuck + 1 if fresh.size >= missing else 0
+        if stuck >= MAX_RECLAIM_RETRIES:
             raise InputError(f"an epoch touches more pages than memory keeps: reclaim takes "
                              f"back {fresh.size} of its pages as fast as they are allocated "
                              f"(make the epoch shorter)", key="epoch")
-        missing = fresh.size
+        missing = min(missing, fresh.size)
         target, allowed = policy.preferred(fresh)
         for node in dict.fromkeys(target.tolist()):
             kernel.alloc(fresh[target == node], int(node), allowed=allowed)

@@ -38,7 +38,7 @@ from cxlsim.memory.placement import DEMOTED, PAGE_TYPES, PROMOTED, Placement
 from cxlsim.tiered.policies import POLICIES
 from cxlsim.tiered.damon import DamonParams
 from cxlsim.tiered.migration import MigrationParams
-from cxlsim.tiered.run import VMSTAT, Scanner, simulate, survey
+from cxlsim.tiered.run import VMSTAT, Scanner, Survey, simulate, survey
 from cxlsim.traces import generate, open_trace
 from cxlsim.traces.generators import KINDS
 from cxlsim.units import Size, Time
@@ -73,10 +73,11 @@ class NumaBalancing(StrictModel):
 
     enabled: bool = Field(False, description="kernel.numa_balancing on: the scanner runs")
     scan_delay: Time = Field(1e9, description="numa_balancing_scan_delay_ms: the first scan")
-    scan_period: Time = Field(1e9, description="numa_balancing_scan_period_min_ms: between "
-                                               "scans (fixed here; the kernel adapts it)")
-    scan_size: Size = Field(256 * 2**20, description="numa_balancing_scan_size_mb: address "
-                                                     "space marked per scan")
+    scan_period: Time = Field(1e9, gt=0, description="numa_balancing_scan_period_min_ms: "
+                                                     "between scans (fixed here; the kernel "
+                                                     "adapts it)")
+    scan_size: Size = Field(256 * 2**20, ge=4096, description="numa_balancing_scan_size_mb: "
+                                                              "address space marked per scan")
     fault_cost: Time = Field(1000.0, ge=0, description=(
         "kernel time of one hint fault (assumption: a minor fault's entry, PTE fix-up and "
         "bookkeeping, about 1 us)"))
@@ -162,7 +163,7 @@ class TraceMemoryExperiment(MemoryExperiment):
             kind = POLICIES[self.policy]
             # a bound's nodes hold every page twice over, watermarks and all
             numa = self.numa(2 * found.footprint * 4096 if kind.unbounded else 0)
-            self._check(found.records, found.footprint, numa)
+            self._check(found, numa)
             if found.page_type.size and found.page_type.max() >= len(PAGE_TYPES):
                 raise InputError(f"{path}: page_type {int(found.page_type.max())} is not a "
                                  f"page type (0 anon, 1 file)", key="trace")
@@ -197,15 +198,18 @@ class TraceMemoryExperiment(MemoryExperiment):
         return generate(g.generate, g.n, g.seed, folder / "trace.arrow",
                         [f"{k}={v}" for k, v in g.params.items()])
 
-    def _check(self, records: int, footprint: int, numa: Numa) -> None:
-        if records == 0:
+    def _check(self, found: Survey, numa: Numa) -> None:
+        if found.records == 0:
             raise InputError("the trace has no records", key="trace")
-        if self.epoch > records:
+        if self.epoch > found.records:
             raise InputError(f"epoch ({self.epoch:,} records) is longer than the trace "
-                             f"({records:,} records)", key="epoch")
-        if self.policy in ("static", "oracle") and footprint > numa.capacity.sum():
+                             f"({found.records:,} records)", key="epoch")
+        # anon pages stay resident without swap (file pages can always be dropped)
+        anon = int((found.page_type == PAGE_TYPES.index("anon")).sum())
+        if self.policy in ("static", "oracle") and not self.kernel.swap \
+                and anon > numa.capacity.sum():
             raise InputError(
-                f"the trace touches {footprint:,} pages but the nodes hold "
+                f"the trace touches {anon:,} anon pages but the nodes hold "
                 f"{int(numa.capacity.sum()):,} (swap is off: the kernel would OOM)",
                 key="trace")
 
