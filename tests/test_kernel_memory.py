@@ -147,6 +147,17 @@ def test_kswapd_reclaims_from_below_low_to_above_high():
     assert not mem.kswapd_woken.any() and mem.kswapd() == 0
 
 
+@pytest.mark.parametrize("tiering, demotion", [(False, True), (True, False), (True, True)])
+def test_kswapd_balances_to_promo_whenever_tiering_mode_is_on(tiering, demotion):
+    """pgdat_balanced (mm/vmscan.c) checks NUMA_BALANCING_MEMORY_TIERING alone."""
+    mem = KernelMemory(dram_cxl(), 40000, {"numa_balancing_tiering": tiering,
+                                           "demotion_enabled": demotion})
+    fill_to_low(mem, 0, "file")
+    mem.kswapd()
+    mark = WMARK_PROMO if tiering else WMARK_HIGH
+    assert mem.nr_free[0] == mem.wmark[0, mark] + 1
+
+
 @pytest.mark.parametrize("tiering", [False, True])
 def test_demotion_moves_the_coldest_inactive_pages_to_the_cxl_node(tiering):
     mem = KernelMemory(dram_cxl(), 20000, {"demotion_enabled": True,

@@ -70,9 +70,9 @@ def test_promotions_stop_at_the_rate_limit_until_the_next_second():
     pages = np.arange(300)
     to_dram = np.zeros(300, np.int64)
     assert migrator.admit(kernel, pages, to_dram, 0.0).all()
-    ok = migrator.admit(kernel, pages + 300, to_dram, 0.5e9)  # same window: 100 left
-    assert ok.sum() == 100 and ok[:100].all()
-    assert migrator.rate_limited == 200
+    ok = migrator.admit(kernel, pages + 300, to_dram, 0.5e9)  # same window: 99 left (the
+    assert ok.sum() == 99 and ok[:99].all()                   # 400th candidate reaches it)
+    assert migrator.rate_limited == 201
     assert migrator.admit(kernel, pages + 600, to_dram, 1.6e9).all()  # a new window
     # moves that are not promotions are not counted against it
     assert migrator.admit(kernel, pages, np.ones(300, np.int64), 1.7e9).all()

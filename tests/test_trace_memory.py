@@ -238,3 +238,12 @@ def test_with_swap_a_footprint_above_memory_runs(tmp_path):
     assert result.metrics["footprint_pages"] > 3 * 4096            # above the 48 MiB
     assert result.tables["epochs"]["pgsteal_kswapd"].sum() + \
         result.tables["epochs"]["pgsteal_direct"].sum() > 0        # anon pages swapped out
+
+
+def test_the_oracle_aims_only_as_many_hot_pages_at_dram_as_fit_above_its_min_watermark():
+    from cxlsim.memory.numa import Numa
+    numa = Numa({"nodes": [{"cpus": 2, "memory": "40 KiB"}, {"memory": "1 MiB"}]})
+    counts = np.array([5, 9, 1, 7, 3, 8, 2, 6, 4, 0])       # 10 pages, DRAM holds 10
+    oracle = policies.Oracle(numa, 10, counts=counts, room=np.array([4, 250]))
+    target, _ = oracle.preferred(np.arange(10))
+    assert np.flatnonzero(target == 0).tolist() == [1, 3, 5, 7]   # the 4 hottest

@@ -49,8 +49,8 @@ What follows the kernel, and from where (torvalds/linux, 6.x):
   swap is on, else activated. Scanning stops as soon as the target is met (the kernel
   overshoots by up to a batch).
 * kswapd (``balance_pgdat``, ``pgdat_balanced``): a woken node reclaims until free pages
-  exceed the high watermark (the promo watermark in tiering mode when demotion is on and
-  the node has a target). The simulation decides when kswapd runs (:meth:`kswapd`).
+  exceed the high watermark (the promo watermark whenever NUMA balancing's tiering mode
+  is on, as ``pgdat_balanced`` checks ``NUMA_BALANCING_MEMORY_TIERING``). The simulation decides when kswapd runs (:meth:`kswapd`).
 * Memory tiers (mm/memory-tiers.c): a node's abstract distance (DRAM 576; CPU-less nodes
   default to the dax/kmem 5 x 576) gives its tier ``adistance >> 7`` (sysfs
   ``memory_tierN``); a node's demotion target is the nearest node of the next lower tier
@@ -451,9 +451,9 @@ class KernelMemory:
             self._count("kswapd_wakeup", node)
 
     def _kswapd_mark(self, node: int) -> int:
-        """The watermark kswapd balances ``node`` to (``pgdat_balanced``)."""
-        promo = (self.params.numa_balancing_tiering and self.params.demotion_enabled
-                 and self.demotion_target[node] >= 0)
+        """The watermark kswapd balances ``node`` to (``pgdat_balanced``: the promo
+        watermark whenever NUMA balancing's memory-tiering mode is on, else high)."""
+        promo = self.params.numa_balancing_tiering
         return int(self.wmark[node, WMARK_PROMO if promo else WMARK_HIGH])
 
     def kswapd(self) -> int:

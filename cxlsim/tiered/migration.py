@@ -128,8 +128,10 @@ class Migrator:
             cap = int(limit // PAGE_BYTES)
             for node in np.unique(key[mask]):
                 mine = np.flatnonzero(mask & (key == node))
-                room = max(cap - used.get(int(node), 0), 0)
-                used[int(node)] = used.get(int(node), 0) + mine.size  # candidates, as fair.c
+                # fair.c counts the candidate first and refuses once the count reaches
+                # the limit: cap - 1 get through a window
+                room = max(cap - 1 - used.get(int(node), 0), 0)
+                used[int(node)] = used.get(int(node), 0) + mine.size
                 ok[mine[room:]] = False
         self.rate_limited += int((~ok).sum())
         return ok

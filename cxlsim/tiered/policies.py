@@ -63,7 +63,7 @@ class Policy:
                            # handler), so the task pays them (cxlsim.tiered.migration)
 
     def __init__(self, numa: Numa, footprint: int, mempolicy: MemPolicy | str = "",
-                 counts: np.ndarray | None = None) -> None:
+                 counts: np.ndarray | None = None, room: np.ndarray | None = None) -> None:
         self.numa = numa
         self.footprint = footprint
         self.local = int(np.flatnonzero(numa.has_cpus)[0])
@@ -83,7 +83,7 @@ class Static(Policy):
     name = "static"
 
     def __init__(self, numa: Numa, footprint: int, mempolicy: MemPolicy | str = "",
-                 counts: np.ndarray | None = None) -> None:
+                 counts: np.ndarray | None = None, room: np.ndarray | None = None) -> None:
         super().__init__(numa, footprint)
         self.first_touch = PagePlacement(numa, mempolicy, self.local)
 
@@ -92,18 +92,21 @@ class Static(Policy):
 
 
 class Oracle(Policy):
-    """The hottest pages of the whole trace aimed at the local node, as many as it holds;
-    the rest at the nearest other node (the static placement no online policy beats)."""
+    """The hottest pages of the whole trace aimed at the local node, as many as it holds
+    (``room``: pages above its min watermark, where allocation stops; default its
+    capacity); the rest at the nearest other node (the static placement no online
+    policy beats)."""
 
     name = "oracle"
     needs_counts = True
 
     def __init__(self, numa: Numa, footprint: int, mempolicy: MemPolicy | str = "",
-                 counts: np.ndarray | None = None) -> None:
+                 counts: np.ndarray | None = None, room: np.ndarray | None = None) -> None:
         super().__init__(numa, footprint)
         if counts is None or len(counts) != footprint:
             raise ValueError("the oracle needs every page's access count")
-        hot = np.argsort(-counts, kind="stable")[:int(numa.capacity[self.local])]
+        fits = numa.capacity if room is None else room
+        hot = np.argsort(-counts, kind="stable")[:int(fits[self.local])]
         order = numa.fallback(self.local)
         far = int(order[1]) if order.size > 1 else self.local
         self.target = np.full(footprint, far, np.int64)
@@ -130,7 +133,7 @@ class AllCxl(Policy):
     unbounded = True
 
     def __init__(self, numa: Numa, footprint: int, mempolicy: MemPolicy | str = "",
-                 counts: np.ndarray | None = None) -> None:
+                 counts: np.ndarray | None = None, room: np.ndarray | None = None) -> None:
         super().__init__(numa, footprint)
         self.far = np.flatnonzero(~numa.has_cpus & (numa.capacity > 0))
         if not self.far.size:

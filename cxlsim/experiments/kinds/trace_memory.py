@@ -31,7 +31,7 @@ from cxlsim.errors import InputError
 from cxlsim.experiments.memory_base import MemoryExperiment
 from cxlsim.experiments.result import RunResult
 from cxlsim.experiments.spec import register
-from cxlsim.memory.kernel import KernelMemory, KernelParams
+from cxlsim.memory.kernel import WMARK_MIN, KernelMemory, KernelParams
 from cxlsim.memory.mempolicy import MemPolicy
 from cxlsim.memory.numa import Numa
 from cxlsim.memory.placement import DEMOTED, PAGE_TYPES, PROMOTED, Placement
@@ -167,11 +167,12 @@ class TraceMemoryExperiment(MemoryExperiment):
             if found.page_type.size and found.page_type.max() >= len(PAGE_TYPES):
                 raise InputError(f"{path}: page_type {int(found.page_type.max())} is not a "
                                  f"page type (0 anon, 1 file)", key="trace")
-            policy = kind(numa, found.footprint, self.mempolicy,
-                          found.counts if kind.needs_counts else None)
             placement = Placement(found.footprint, page_type=found.page_type,
                                   pingpong=self.pingpong)
             kernel = KernelMemory(numa, placement, self.kernel)
+            policy = kind(numa, found.footprint, self.mempolicy,
+                          found.counts if kind.needs_counts else None,
+                          kernel.capacity - kernel.wmark[:, WMARK_MIN])
             cores = min(self.workers if self.threads else len(found.threads), self.cpu.cores)
             run = simulate(chunks, found, self.memory(), self.cpu, policy, kernel, cores,
                            self.epoch, self.seed, self.kswapd_interval, self.thread_mlp,
