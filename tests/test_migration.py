@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from cxlsim.memory import CoreMemory, PageTable
-from cxlsim.memory.kernel import KernelMemory, KernelParams
+from cxlsim.memory.kernel import WMARK_HIGH, WMARK_PROMO, KernelMemory, KernelParams
 from cxlsim.memory.numa import Numa
 from cxlsim.tiered import policies
 from cxlsim.tiered.migration import MigrationParams, Migrator
@@ -140,3 +140,17 @@ def test_every_unmapped_page_is_journalled_once_for_the_next_shootdown():
     p.free(np.array([4]))
     assert sorted(p.take_unmapped().tolist()) == [1, 2, 4]
     assert p.take_unmapped().size == 0
+
+
+def test_in_tiering_mode_kswapd_makes_room_while_promotions_go_on(tmp_path, promoters):
+    """A refused promotion wakes DRAM's kswapd, which demotes while the faults go on: an
+    epoch promotes more than one watermark gap's worth, as far as kswapd (a page per
+    migration.cost) keeps up."""
+    fast = tm._run(tmp_path, *SHORT, "policy=promote-all", **ZIPF)
+    slow = tm._run(tmp_path, *SHORT, "policy=promote-all", "migration.cost=100 us", **ZIPF)
+    spec = tm._spec(tmp_path, overrides=SHORT, **ZIPF)
+    numa = spec.numa()
+    mem = KernelMemory(numa, 1, spec.kernel)
+    gap = int(mem.wmark[0, WMARK_PROMO] - mem.wmark[0, WMARK_HIGH])
+    assert fast.tables["epochs"]["pgpromote_success"].max() > gap
+    assert slow.metrics["pgpromote_success"] < fast.metrics["pgpromote_success"]

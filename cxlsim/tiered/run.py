@@ -232,7 +232,8 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
             yield sim.env.timeout(row["duration_ns"])
             view = EpochView(ids, kernel, row, faults, latency, regions)
             limited = migrator.rate_limited
-            done = _migrate(kernel, migrator, policy.moves(view), copies, sim.env.now)
+            done = _migrate(kernel, migrator, policy.moves(view), copies, sim.env.now,
+                            row["duration_ns"])
             row["numa_pages_migrated"] = done
             row["migrate_rate_limited"] = migrator.rate_limited - limited
             owed_task[0] += done * migration.cost if policy.in_task else 0.0
@@ -318,20 +319,36 @@ def _allocate(kernel: KernelMemory, policy: Policy, ids: np.ndarray) -> None:
 
 
 def _migrate(kernel: KernelMemory, migrator: Migrator,
-             moves: tuple[np.ndarray, np.ndarray], copies: np.ndarray, now: float) -> int:
+             moves: tuple[np.ndarray, np.ndarray], copies: np.ndarray, now: float,
+             span: float) -> int:
     """A policy's moves that the rate limits admit, by destination; each page moved is
     read at its source (the destination's writes come with the kernel's
-    pgmigrate_success). Returns the pages moved (``numa_pages_migrated``)."""
+    pgmigrate_success). Returns the pages moved (``numa_pages_migrated``).
+
+    The moves stand for a stream spread over the epoch's ``span`` ns. In tiering mode a
+    refused promotion wakes the destination's kswapd, which demotes while that stream
+    goes on (``numamigrate_isolate_folio``): the refused pages are tried again after
+    each kswapd pass, as long as kswapd, demoting a page per ``migrator.params.cost``
+    ns, could have kept up within the span (at most ``MAX_RECLAIM_RETRIES`` passes)."""
     pages, dest = (np.asarray(a, dtype=np.int64) for a in moves)
     ok = migrator.admit(kernel, pages, dest, now)
     pages, dest = pages[ok], dest[ok]
+    cost = migrator.params.cost
+    budget = span / cost if cost else np.inf  # pages kswapd can demote meanwhile
     total = 0
     for node in dict.fromkeys(dest.tolist()):
         group = pages[dest == node]
-        src = kernel.node[group].astype(np.int64)
-        done, _ = kernel.migrate(group, int(node), migrator.busy(group.size))
-        np.add.at(copies, src[np.isin(group, done)], LINES_PER_PAGE)
-        total += len(done)
+        for _ in range(MAX_RECLAIM_RETRIES):
+            src = kernel.node[group].astype(np.int64)
+            done, failed = kernel.migrate(group, int(node), migrator.busy(group.size))
+            np.add.at(copies, src[np.isin(group, done)], LINES_PER_PAGE)
+            group = failed
+            total += len(done)
+            if not (group.size and kernel.kswapd_woken[node] and budget > 0):
+                break
+            before = kernel.vmstat()["pgdemote_kswapd"]
+            kernel.kswapd()
+            budget -= kernel.vmstat()["pgdemote_kswapd"] - before
     return total
 
 
