@@ -37,3 +37,29 @@ def test_regions_tile_the_space_within_the_bounds(pages, seed):
     assert r[0, 0] == 0 and r[-1, 1] == pages
     assert np.all(r[1:, 0] == r[:-1, 1]) and np.all(r[:, 1] > r[:, 0])
     assert len(r) <= 1000
+    # a merged region stays within a tenth (1/min_regions) of the space
+    assert (r[:, 1] - r[:, 0]).max() <= -(-pages // 10)
+
+
+def test_uniform_access_keeps_regions_small_and_counts_every_sample():
+    """No region swallows the space (kdamond_merge_regions' size limit), and with pages
+    picked right after each aggregation its first sample counts too."""
+    rng = np.random.default_rng(3)
+    d = Damon(100_000, DamonParams(), rng)
+    for _ in range(6):
+        for _ in range(20):
+            d.access(np.arange(100_000))
+            d.sample()
+        r = np.array(d.aggregate())
+    assert (r[:, 1] - r[:, 0]).max() <= 10_000
+    assert r[:, 2].max() == 20
+
+
+def test_no_split_above_half_the_maximum_regions():
+    d = Damon(10_000, DamonParams(max_regions=30), np.random.default_rng(0))
+    counts = []
+    for _ in range(6):
+        d.sample()
+        d.aggregate()
+        counts.append(d.start.size)
+    assert max(counts) <= 30 and counts[-1] > 15 and counts[-1] <= 2 * 15

@@ -7,10 +7,12 @@ access since it was last checked (DAMON checks and clears the PTE Accessed bit; 
 bit of the monitor's own, so reclaim's aging is not disturbed), and the region's
 ``nr_accesses`` counts the hits over an aggregation interval. At the end of each
 aggregation interval the regions are published, adjacent regions whose counts differ by
-at most a tenth of the highest are merged (keeping at least ``min_regions``), each
-region is split in two at a random page while there are fewer than ``max_regions``, and
-the counts restart; ``age`` counts the aggregations a region's count stayed within that
-tenth of its previous one.
+at most a tenth of the highest are merged while the merged region stays within
+``1/min_regions`` of the space (``kdamond_merge_regions``: counts and ages weighted by
+size), every region is split in two at a random page unless there are more than
+``max_regions / 2`` (``kdamond_split_regions``), the counts restart and the next pages
+to check are picked at once; ``age`` counts the aggregations a region's count stayed
+within that tenth of its previous one.
 Defaults: sample 5 ms, aggregation 100 ms, 10-1000 regions. The trace-driven run hands
 the monitor each epoch's accesses at once, so a sampling interval shorter than an epoch
 sees nothing in the samples that fall inside one.
@@ -45,6 +47,7 @@ class Damon:
         self.age = np.zeros(n, np.int64)
         self.accessed = np.zeros(pages, bool)  # accessed since last sampled
         self._last = np.zeros(n, np.int64)     # last aggregation's counts
+        self.pages = pages
         self._picked = np.empty(0, np.int64)   # the page checked next, per region
 
     def access(self, pages: np.ndarray) -> None:
@@ -57,6 +60,10 @@ class Damon:
         check_accesses and prepare_access_checks)."""
         if self._picked.size == self.start.size:
             self.nr_accesses += self.accessed[self._picked]
+        self._prepare()
+
+    def _prepare(self) -> None:
+        """Pick and clear a random page per region (``prepare_access_checks``)."""
         width = self.end - self.start
         self._picked = self.start + (self.rng.random(width.size) * width).astype(np.int64)
         self.accessed[self._picked] = False
@@ -73,22 +80,24 @@ class Damon:
         self._split()
         self._last = self.nr_accesses.copy()
         self.nr_accesses[:] = 0
-        self._picked = np.empty(0, np.int64)  # regions changed: pick afresh
+        self._prepare()  # regions changed: pick afresh for the next interval's first sample
         return out
 
     def _merge(self, limit: int) -> None:
-        """Adjacent regions with counts within ``limit`` become one (size-weighted count,
-        the younger age), down to ``min_regions``."""
-        start, end, nr, age = (a.tolist() for a in (self.start, self.end, self.nr_accesses,
-                                                   self.age))
-        keep, left = [0], len(start)
+        """Adjacent regions with counts within ``limit`` become one while it stays within
+        ``pages / min_regions`` (``damon_merge_two_regions``: size-weighted count and
+        age)."""
+        start, end, nr, age = (a.tolist() for a in (
+            self.start, self.end, self.nr_accesses, self.age))
+        size_limit = max(self.pages // self.params.min_regions, 1)
+        keep = [0]
         for i in range(1, len(start)):
             j = keep[-1]
-            if abs(nr[i] - nr[j]) <= limit and left > self.params.min_regions:
-                a, b = end[j] - start[j], end[i] - start[i]
+            a, b = end[j] - start[j], end[i] - start[i]
+            if abs(nr[i] - nr[j]) <= limit and a + b <= size_limit:
                 nr[j] = (nr[j] * a + nr[i] * b) // (a + b)
-                end[j], age[j] = end[i], min(age[j], age[i])
-                left -= 1
+                age[j] = (age[j] * a + age[i] * b) // (a + b)
+                end[j] = end[i]
             else:
                 keep.append(i)
         self.start = np.array(start, np.int64)[keep]
@@ -97,11 +106,12 @@ class Damon:
         self.age = np.array(age, np.int64)[keep]
 
     def _split(self) -> None:
-        """Each region in two at a random page, while there are fewer than
-        ``max_regions``; both halves keep the region's count and age."""
-        room = self.params.max_regions - self.start.size
+        """Each region in two at a random page unless there are more than
+        ``max_regions / 2``; both halves keep the region's count and age."""
+        if self.start.size > self.params.max_regions // 2:
+            return
         width = self.end - self.start
-        can = np.flatnonzero(width > 1)[:max(room, 0)]
+        can = np.flatnonzero(width > 1)
         if not can.size:
             return
         cut = self.start[can] + 1 + (self.rng.random(can.size) * (width[can] - 1)).astype(
