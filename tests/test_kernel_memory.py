@@ -329,3 +329,14 @@ def test_invariants_hold_under_random_operations(ops, demotion, swap, tiering):
                 moved, failed = mem.migrate(pages, node)
                 assert moved.size + failed.size == pages.size
         check_invariants(mem)
+
+
+def test_with_no_file_pages_left_reclaim_scans_anon_whatever_the_swappiness():
+    """get_scan_count's file_is_tiny: file + free at or below the high watermark forces
+    anon scanning, so swappiness 0 does not stop kswapd short."""
+    mem = KernelMemory(dram_cxl(), 40000, {"demotion_enabled": True, "swappiness": 0,
+                                           "watermark_scale_factor": 1000})
+    fill_to_low(mem, 0, "anon")
+    mem.kswapd()
+    assert mem.nr_free[0] > mem.wmark[0, WMARK_HIGH]
+    assert mem.vmstat()["pgdemote_kswapd"] > 0

@@ -515,10 +515,15 @@ class KernelMemory:
             trim = f_inactive >> priority > 0 and \
                 f_inactive * inactive_ratio(f_inactive + f_active) >= f_active
             swappiness = self.params.swappiness
+            # almost out of file pages: force-scan anon (get_scan_count's file_is_tiny)
+            tiny = f_inactive + f_active + int(self.nr_free[node]) \
+                <= self.wmark[node, WMARK_HIGH] and int(inactive[ANON]) >> priority > 0
             if not anon_ok:
                 share = {FILE: 1.0}
             elif priority == 0 and swappiness:
                 share = {ANON: 1.0, FILE: 1.0}
+            elif tiny:
+                share = {ANON: 1.0}
             elif trim:
                 share = {FILE: 1.0}
             else:
