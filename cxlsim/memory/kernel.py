@@ -135,8 +135,8 @@ class KernelParams(StrictModel):
                            "(mm/memory-tiers.c numa_demotion_enabled, default false)")
     numa_balancing_tiering: bool = Field(
         False, description="kernel.numa_balancing bit 2 (NUMA_BALANCING_MEMORY_TIERING): "
-                           "kswapd balances to WMARK_PROMO when it can demote, and a "
-                           "promotion refused for lack of room wakes the target's kswapd")
+                           "kswapd balances to WMARK_PROMO, and a promotion refused for "
+                           "lack of room wakes the target's kswapd")
     swap: bool = Field(False, description="a swap device exists: anon pages can be reclaimed "
                                           "by swapping them out")
     swappiness: int = Field(60, ge=0, le=200, description="vm.swappiness: relative reclaim "
