@@ -252,7 +252,7 @@ def test_migrate_stops_at_the_high_watermark_and_counts_failures():
     (lambda m: m.touch([5]), "page 5 is not resident"),
     (lambda m: m.alloc([0], 0), "page 0 is already resident"),
     (lambda m: m.alloc([7, 7], 0), "pages to allocate must be distinct"),
-    (lambda m: m.alloc([7], 0, "slab"), "kind must be 'anon' or 'file', got 'slab'"),
+    (lambda m: m.alloc([7], 0, "slab"), "kind must be 'anon', 'file' or 'shmem', got 'slab'"),
     (lambda m: m.alloc([7], 0, allowed=[3]), r"none of the allowed nodes \[3\] has memory"),
     (lambda m: m.alloc([100], 0), r"page ids must be in \[0, 10\), got 100"),
     (lambda m: m.migrate([0], 0), "page 0 is already on node 0"),

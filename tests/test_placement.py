@@ -12,7 +12,7 @@ from cxlsim.memory.kernel import ACTIVE, INACTIVE, NONE, KernelMemory
 from cxlsim.memory.mempolicy import MemPolicy, PagePlacement
 from cxlsim.memory.numa import Numa
 from cxlsim.memory.pagetable import PageTable
-from cxlsim.memory.placement import (ANON, DEMOTED, FILE, PROMOTED, Placement,
+from cxlsim.memory.placement import (ANON, DEMOTED, FILE, PROMOTED, SHMEM, Placement,
                                      policy_shares)
 from cxlsim.tiered.run import survey
 
@@ -162,7 +162,18 @@ def test_page_types_come_from_the_trace():
     assert mem.lru_sizes()[0, :, INACTIVE].tolist() == [2, 2]  # anon, file lists
     assert mem.lru_sizes()[0, :, ACTIVE].tolist() == [0, 0]
     with pytest.raises(ValueError, match="page_type must give one of the codes"):
-        Placement(2, page_type=np.array([0, 2]))
+        Placement(2, page_type=np.array([0, 3]))
+
+
+def test_shmem_pages_keep_their_type_and_live_on_the_anon_lists():
+    """tmpfs and shared anonymous pages are swap-backed: the kernel ages and reclaims
+    them with anon, while the placement keeps them apart."""
+    numa = Numa({"nodes": [{"cpus": 1, "memory": "64 MiB"}]})
+    placement = Placement(4, page_type=np.array([ANON, SHMEM, FILE, SHMEM]))
+    mem = KernelMemory(numa, placement)
+    mem.alloc(np.arange(4), 0)
+    assert mem.lru_sizes()[0, :, INACTIVE].tolist() == [3, 1]   # anon list: anon + shmem
+    assert placement.page_type.tolist() == [ANON, SHMEM, FILE, SHMEM]
 
 
 @given(epochs=st.lists(st.lists(st.integers(0, 9), max_size=20), max_size=8))

@@ -51,7 +51,7 @@ def test_page_types_and_page_size(tmp_path):
         "addr": np.arange(0, 64 * 1024, 1024), "op": np.zeros(64), "size": np.full(64, 8),
         "page_type": np.arange(64) % 4 == 0})
     info = trace_info(path, 16 * 1024)
-    assert info.page_types == {"anon": 48, "file": 16}
+    assert info.page_types == {"anon": 48, "file": 16, "shmem": 0}
     assert info.pages == 4 and info.histogram == [(16, 31, 4)]
 
 

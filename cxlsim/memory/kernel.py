@@ -79,7 +79,7 @@ from pydantic import Field
 from cxlsim.config.base import StrictModel
 from cxlsim.memory.mempolicy import OutOfMemoryError
 from cxlsim.memory.numa import Numa
-from cxlsim.memory.placement import ANON, DEMOTED, FILE, PROMOTED, Placement
+from cxlsim.memory.placement import ANON, DEMOTED, FILE, PAGE_TYPES, PROMOTED, Placement
 
 # An LRU list pair per page type (``enum lru_list``): ANON, FILE.
 #: LRU list of a resident page; NONE: the page is not resident.
@@ -110,7 +110,7 @@ COUNTERS = (
     "pgmigrate_fail", "kswapd_wakeup", "oom_kill",
 )
 
-Kind = Literal["anon", "file"]
+Kind = Literal["anon", "file", "shmem"]
 
 
 #: Direct-reclaim rounds without progress before the allocator gives up (mm/page_alloc.c
@@ -266,8 +266,12 @@ class KernelMemory:
 
     @property
     def kind(self) -> np.ndarray:
-        """Every page's type, ANON or FILE (the placement's array)."""
-        return self.placement.page_type
+        """Every page's LRU type: FILE, or ANON for anon and shmem pages (swap-backed)."""
+        return self._lru_type(slice(None))
+
+    def _lru_type(self, pages: Any) -> np.ndarray:
+        """The LRU type (ANON or FILE) of ``pages`` from their page types."""
+        return (self.placement.page_type[pages] == FILE).astype(np.int64)
 
     @property
     def nr_free(self) -> np.ndarray:
@@ -297,7 +301,8 @@ class KernelMemory:
 
     def _unlink(self, pages: np.ndarray) -> None:
         """Take resident ``pages`` off their lists (counts only)."""
-        idx = (self.node[pages].astype(np.int64) * 2 + self.kind[pages]) * 2 + self.lru[pages]
+        idx = (self.node[pages].astype(np.int64) * 2 + self._lru_type(pages)) * 2 \
+            + self.lru[pages]
         self._nr -= np.bincount(idx, minlength=self._nr.size).reshape(self._nr.shape)
 
     def _link(self, pages: np.ndarray, lru: int | np.ndarray) -> None:
@@ -306,7 +311,8 @@ class KernelMemory:
         self.lru[pages] = lru
         self.stamp[pages] = self._clock + np.arange(1, pages.size + 1)
         self._clock += pages.size
-        idx = (self.node[pages].astype(np.int64) * 2 + self.kind[pages]) * 2 + self.lru[pages]
+        idx = (self.node[pages].astype(np.int64) * 2 + self._lru_type(pages)) * 2 \
+            + self.lru[pages]
         self._nr += np.bincount(idx, minlength=self._nr.size).reshape(self._nr.shape)
 
     def _move(self, pages: np.ndarray, lru: int | np.ndarray, dest: int | None = None,
@@ -349,8 +355,8 @@ class KernelMemory:
     def alloc(self, pages: Any, node: int, kind: Kind | None = None,
               allowed: Sequence[int] | None = None) -> np.ndarray:
         """Allocate (first touch) ``pages`` for a task preferring ``node``; returns the
-        node of each page. ``kind`` (anon, file) sets the pages' type; None keeps the
-        placement's (anon unless a trace said otherwise).
+        node of each page. ``kind`` (anon, file, shmem) sets the pages' type; None keeps
+        the placement's (anon unless a trace said otherwise).
 
         ``allowed`` restricts the zonelist (a bind policy's nodes). A page that direct
         reclaim already took back within this call reads -1. Raises
@@ -361,15 +367,15 @@ class KernelMemory:
         if np.unique(pages).size != pages.size:
             raise ValueError("pages to allocate must be distinct")
         self.numa.check_node(node)
-        if kind not in ("anon", "file", None):
-            raise ValueError(f"kind must be 'anon' or 'file', got {kind!r}")
+        if kind not in (*PAGE_TYPES, None):
+            raise ValueError(f"kind must be 'anon', 'file' or 'shmem', got {kind!r}")
         zonelist = self.numa.fallback(node)
         if allowed is not None:
             zonelist = zonelist[np.isin(zonelist, list(allowed))]
             if zonelist.size == 0:
                 raise ValueError(f"none of the allowed nodes {list(allowed)} has memory")
         if kind is not None:
-            self.kind[pages] = FILE if kind == "file" else ANON
+            self.placement.page_type[pages] = PAGE_TYPES.index(kind)
         done = self._take(pages, 0, node, zonelist, WMARK_LOW)
         if done < pages.size:
             for m in zonelist:
@@ -477,7 +483,8 @@ class KernelMemory:
         """The ``n`` pages nearest the tail of a list, tail first."""
         if n <= 0:
             return np.zeros(0, dtype=np.int64)
-        cand = np.flatnonzero((self.node == node) & (self.lru == lru) & (self.kind == kind))
+        cand = np.flatnonzero((self.node == node) & (self.lru == lru)
+                              & ((self.placement.page_type == FILE) == (kind == FILE)))
         if n < cand.size:
             cand = cand[np.argpartition(self.stamp[cand], n - 1)[:n]]
         return cand[np.argsort(self.stamp[cand])]

@@ -7,8 +7,10 @@ attribute so every operation is vectorized):
 =================  ========================================================================
 ``node``           the node holding the page; -1 while it is not resident (never touched,
                    or reclaimed: dropped, swapped out)
-``page_type``      :data:`ANON` or :data:`FILE` (the codes of a trace's ``page_type``
-                   column, :data:`PAGE_TYPES`); anon unless the trace says otherwise
+``page_type``      :data:`ANON`, :data:`FILE` or :data:`SHMEM` (the codes of a trace's
+                   ``page_type`` column, :data:`PAGE_TYPES`); anon unless the trace says
+                   otherwise. The kernel keeps shmem (tmpfs, shared anonymous memory) on
+                   the anon LRU lists: it is swap-backed
 ``alloc_epoch``    the epoch of the page's latest allocation (first touch or refault); -1
 ``last_access``    the epoch of its latest access; -1 never
 ``accesses``       its accesses so far
@@ -47,10 +49,11 @@ from typing import TypeVar
 
 import numpy as np
 
-#: Page types (a trace's ``page_type`` codes; the kernel's LRU list pair per type).
-ANON, FILE = 0, 1
+#: Page types (a trace's ``page_type`` codes; ANON and FILE also index the kernel's LRU
+#: list pairs, where shmem pages go with anon).
+ANON, FILE, SHMEM = 0, 1, 2
 #: Names of the page types, in code order.
-PAGE_TYPES = ("anon", "file")
+PAGE_TYPES = ("anon", "file", "shmem")
 #: ``flags`` bits.
 DEMOTED, PROMOTED = 1, 2
 
@@ -107,9 +110,10 @@ class Placement:
             types = np.full(n, ANON, np.int8)
         else:
             types = np.asarray(page_type)
-            if types.shape != (n,) or (types.size and not np.isin(types, (ANON, FILE)).all()):
+            if types.shape != (n,) or (types.size and not np.isin(types, (ANON, FILE, SHMEM))
+                                        .all()):
                 raise ValueError(f"page_type must give one of the codes {ANON} (anon), {FILE} "
-                                 f"(file) for each of the {n} pages")
+                                 f"(file), {SHMEM} (shmem) for each of the {n} pages")
         start = self.n_pages
         for name, fill in (("node", -1), ("alloc_epoch", -1), ("last_access", -1),
                            ("accesses", 0), ("flags", 0), ("left", -1), ("moved_epoch", 0)):

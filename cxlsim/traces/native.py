@@ -66,7 +66,7 @@ FIELDS = (
     Field("op", np.dtype(np.uint8), True, "0 read, 1 write"),
     Field("size", np.dtype(np.uint32), True, "bytes accessed; 0 when the source does not say"),
     Field("thread", np.dtype(np.uint32), True, "CPU or thread that made the access"),
-    Field("page_type", np.dtype(np.uint8), False, "0 anonymous, 1 file-backed"),
+    Field("page_type", np.dtype(np.uint8), False, "0 anonymous, 1 file-backed, 2 shmem"),
     Field("region", np.dtype(np.uint16), False, "region tag; names in the metadata"),
     Field("weight", np.dtype(np.uint32), False,
           "accesses the record stands for (sample period, DAMON nr_accesses); 1 if absent"),

@@ -166,7 +166,7 @@ class TraceMemoryExperiment(MemoryExperiment):
             self._check(found, numa)
             if found.page_type.size and found.page_type.max() >= len(PAGE_TYPES):
                 raise InputError(f"{path}: page_type {int(found.page_type.max())} is not a "
-                                 f"page type (0 anon, 1 file)", key="trace")
+                                 f"page type (0 anon, 1 file, 2 shmem)", key="trace")
             placement = Placement(found.footprint, page_type=found.page_type,
                                   pingpong=self.pingpong)
             kernel = KernelMemory(numa, placement, self.kernel)
