@@ -32,6 +32,14 @@ TOY = CpuParams(
         {"name": "L3", "size": 8192, "ways": 8, "latency_cycles": 11, "shared_by": 4}])
 
 
+#: TOY with 16-set L1D and L2: the page-table lines' tags fit 32-bit words (TOY's 4-set
+#: L1D needs 64-bit ones), so the kernel runs on a ``uint32`` arena.
+NARROW = TOY.model_copy(update={"caches": [
+    TOY.caches[0].model_copy(update={"size": 2048}),
+    TOY.caches[1].model_copy(update={"size": 8192, "ways": 8}),
+    TOY.caches[2]]})
+
+
 def _table(page_size: int, pages: int, nodes: int = 1, shuffled: bool = False) -> PageTable:
     """Pages spread over the nodes round robin, first touched in address or shuffled order."""
     pt = PageTable(page_size, va_base=GiB, va_size=pages * page_size)
@@ -50,12 +58,14 @@ def _outcome(stats) -> tuple:
 
 @settings(max_examples=40, deadline=None)
 @given(page_size=st.sampled_from([4096, 2**21, 2**30]), nodes=st.integers(1, 3),
-       shuffled=st.booleans(), data=st.data())
-def test_every_access_matches_the_reference(page_size, nodes, shuffled, data):
+       shuffled=st.booleans(), narrow=st.booleans(), data=st.data())
+def test_every_access_matches_the_reference(page_size, nodes, shuffled, narrow, data):
     pages = {4096: 64, 2**21: 4, 2**30: 2}[page_size]
     pt = _table(page_size, pages, nodes, shuffled)
     memory_ns = [50.0, 80.0, 130.0][:nodes]
-    core, ref = CoreMemory(TOY, pt, memory_ns), ReferenceCore(TOY, pt, memory_ns)
+    cpu = NARROW if narrow else TOY
+    core, ref = CoreMemory(cpu, pt, memory_ns), ReferenceCore(cpu, pt, memory_ns)
+    assert core.arena.buffer.dtype == (np.uint32 if narrow else np.uint64)
     # Hot spots, so that every level both hits and misses.
     spots = data.draw(st.lists(st.integers(0, pages * page_size - 8), min_size=1, max_size=96))
     trace = data.draw(st.lists(st.sampled_from(spots), max_size=300))
@@ -69,7 +79,7 @@ def test_every_access_matches_the_reference(page_size, nodes, shuffled, data):
         walk_refs += walk
     # The whole trace as one chunk (where the kernel skips scans of the walk's upper
     # levels it can prove would hit) ends in the same counts and the same cache state.
-    whole = CoreMemory(TOY, pt, memory_ns)
+    whole = CoreMemory(cpu, pt, memory_ns)
     stats = whole.access(GiB + np.array(trace, dtype=np.int64))
     assert stats.walk_refs.tolist() == walk_refs.tolist()
     for mine, theirs in zip(whole.caches, core.caches):

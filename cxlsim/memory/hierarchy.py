@@ -144,13 +144,20 @@ class CoreMemory:
                       for c, n, theirs in zip(cpu.caches, cpu.sharing, complex_of.caches)]
         self._complex.append(self)
         self.caches: tuple[SetAssociative, ...] = tuple(caches)
+        self._line_shift = cpu.caches[0].line.bit_length() - 1
+        # The largest keys this page table yields: its last page, and the line of its
+        # last page-table entry (the tables lie above every data frame).
+        last_va = page_table.va_base + page_table.va_size - 1
+        for tlb in self.tlbs:
+            tlb.fit(last_va >> page_table.page_shift)
+        for cache in self.caches:
+            cache.fit(page_table.entry_address(last_va, page_table.levels - 1) >> self._line_shift)
         self._tlb_geometry = np.array([t.geometry for t in self.tlbs])
         self._cache_geometry = np.array([c.geometry for c in self.caches])
         self.memory_ns = self._node_latencies(
             [cpu.memory_latency] if memory_ns is None else memory_ns)
         self._tlb_ns = np.array([cpu.cycles_to_ns(t.latency_cycles) for t in cpu.tlbs])
         self._cache_ns = np.array([cpu.cycles_to_ns(c.latency_cycles) for c in cpu.caches])
-        self._line_shift = cpu.caches[0].line.bit_length() - 1
 
     def _node_latencies(self, memory_ns: Sequence[float]) -> np.ndarray:
         out = np.array(memory_ns, dtype=np.float64)
