@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import REPO
 from cxlsim.errors import InputError
@@ -185,3 +187,40 @@ def test_the_access_monitor_finds_the_hot_region(tmp_path):
     width = hottest["end_page"] - hottest["start_page"]
     assert width < 0.5 * result.metrics["footprint_pages"]
     assert hottest["nr_accesses"] > 2 * last["nr_accesses"].median()
+
+
+@settings(max_examples=4, deadline=None)
+@given(promote=st.booleans(), tiering=st.booleans(), seed=st.integers(1, 99))
+def test_syncing_only_after_moves_equals_syncing_every_epoch(tmp_path_factory, promote,
+                                                             tiering, seed):
+    """The page table is re-read from the kernel only when reclaim or migration moved
+    or dropped pages; forcing the full re-read after every epoch gives the same run."""
+    import numpy as np
+    import pandas as pd
+
+    from cxlsim.tiered import policies, run
+
+    class PromoteAll(policies.Static):
+        name = "promote-all"
+
+        def moves(self, epoch):
+            pages = np.unique(epoch.pages)
+            far = pages[(epoch.kernel.node[pages] != self.local) & (epoch.kernel.node[pages] >= 0)]
+            return far, np.full(far.size, self.local)
+
+    tmp = tmp_path_factory.mktemp("sync")
+    over = ["topology.nodes[1].capacity=16 MiB", "mempolicy=--membind=0",
+            "kernel.demotion_enabled=true",
+            f"kernel.numa_balancing_tiering={str(tiering).lower()}", f"seed={seed}"]
+    kw = dict(kind="zipfian", n=40_000, footprint="48MiB", extra=", scrambled: true",
+              epoch=4_000)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(policies.POLICIES, "promote-all", PromoteAll)
+        if promote:
+            over.append("policy=promote-all")
+        lazy = _run(tmp, *over, **kw)
+        mp.setattr(run, "_reclaimed", lambda kernel, last: True)
+        eager = _run(tmp, *over, **kw)
+    assert lazy.tables["epochs"]["pgmigrate_success"].sum() > 0
+    pd.testing.assert_frame_equal(lazy.tables["epochs"], eager.tables["epochs"])
+    assert lazy.metrics == eager.metrics
