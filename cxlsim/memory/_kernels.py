@@ -22,13 +22,20 @@ negative-index checks in the loop (each measured 3x slower).
 
 :func:`access_chunk` runs a chunk of virtual addresses through one core: TLB levels,
 then (after a miss everywhere) the page walk, whose references to page-table entries go
-through the data caches like any load, then the data reference itself.
+through the data caches like any load, then the data reference itself. While it does,
+the host prefetches what a later access will need from host memory: the last-level
+cache sets of the data line and leaf page-table entry ``AHEAD`` accesses on, and the
+page's frame twice as far on (the page arrays and the simulated L3 exceed the host's
+caches; prefetching cut the kernel's time by a third). A prefetch changes no state.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 #: Bits of virtual address translated by one level of the x86-64 radix tree (512 entries).
 LEVEL_BITS = 9
@@ -36,6 +43,32 @@ LEVEL_BITS = 9
 PTE_BYTES = 8
 #: Most ways of a structure (a lookup scans its set).
 MAX_WAYS = 256
+#: Accesses ahead of the current one whose host memory is prefetched (see above).
+AHEAD = 16
+
+
+@intrinsic
+def prefetch(typingctx, array, index):
+    """Hint the host CPU to fetch ``array[index]`` into its caches (no effect on state)."""
+
+    def codegen(context, builder, signature, args):
+        aryty = signature.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]])
+        i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+        fn = builder.module.declare_intrinsic(
+            "llvm.prefetch", [i8p], ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]))
+        # a write (the set will be updated), high temporal locality, data cache
+        builder.call(fn, [builder.bitcast(ptr, i8p), i32(1), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return types.void(array, index), codegen
+
+
+@njit(cache=True, inline="always")
+def set_row(offset: int, mask: int, ways: int, key: int) -> np.uint64:
+    """Index in the buffer of the first word of ``key``'s set."""
+    return np.uint64(offset + (key & mask) * ways)
 
 
 @njit(cache=True, inline="always")
@@ -45,7 +78,7 @@ def lookup(state: np.ndarray, offset: int, mask: int, ways: int, shift: int, key
 
     Returns True on a hit. On a miss the key replaces the set's least recently used entry.
     """
-    row = np.uint64(offset + (key & mask) * ways)
+    row = set_row(offset, mask, ways, key)
     tag = state.dtype.type(key >> shift)
     if state[row] == tag:  # already the most recent: nothing changes
         return True
@@ -109,7 +142,21 @@ def access_chunk(vaddrs, frames, nodes, va_base, page_shift, table_base, table_n
     levels = table_base.shape[0]
     offset_mask = (1 << page_shift) - 1
     total = 0.0
-    for i in range(vaddrs.shape[0]):
+    n = vaddrs.shape[0]
+    for i in range(n):
+        if i + 2 * AHEAD < n:
+            page = (vaddrs[i + 2 * AHEAD] - va_base) >> page_shift
+            if 0 <= page < frames.shape[0]:
+                prefetch(frames, page)
+        if i + AHEAD < n and n_cache:
+            va = vaddrs[i + AHEAD]
+            page = (va - va_base) >> page_shift
+            if va >= va_base and page < frames.shape[0] and frames[page] >= 0:
+                last = caches[n_cache - 1]
+                line = ((frames[page] << page_shift) | (va & offset_mask)) >> line_shift
+                prefetch(state, set_row(last[0], last[1], last[2], line))
+                line = pte_address(va, levels - 1, levels, page_shift, table_base) >> line_shift
+                prefetch(state, set_row(last[0], last[1], last[2], line))
         va = vaddrs[i]
         page = (va - va_base) >> page_shift
         if va < va_base or page >= frames.shape[0] or frames[page] < 0:
