@@ -224,3 +224,20 @@ def test_syncing_only_after_moves_equals_syncing_every_epoch(tmp_path_factory, p
     assert lazy.tables["epochs"]["pgmigrate_success"].sum() > 0
     pd.testing.assert_frame_equal(lazy.tables["epochs"], eager.tables["epochs"])
     assert lazy.metrics == eager.metrics
+
+
+@settings(max_examples=60, deadline=None)
+@given(sizes=st.lists(st.integers(0, 50), max_size=8), epoch=st.integers(1, 30))
+def test_epochs_regroup_the_chunks_in_order(sizes, epoch):
+    import numpy as np
+
+    from cxlsim.tiered.run import _epochs
+
+    starts = np.cumsum([0] + sizes)
+    chunks = [{"addr": np.arange(a, b), "op": np.arange(a, b) % 2}
+              for a, b in zip(starts[:-1], starts[1:])]
+    got = list(_epochs(lambda: iter(chunks), epoch))
+    assert [len(e["addr"]) for e in got[:-1]] == [epoch] * (len(got) - 1)
+    assert np.concatenate([e["addr"] for e in got] or [np.arange(0)]).tolist() == \
+        list(range(starts[-1]))
+    assert all((e["op"] == e["addr"] % 2).all() for e in got)
