@@ -117,6 +117,13 @@ def pte_address(va: int, level: int, levels: int, page_shift: int, table_base: n
     return table_base[level] + (va >> shift) * PTE_BYTES
 
 
+@njit(cache=True, inline="always")
+def mapped_page(va: int, va_base: int, page_shift: int, frames: np.ndarray) -> int:
+    """Index of ``va``'s page in ``frames``, or -1 if that page is not mapped."""
+    page = (va - va_base) >> page_shift
+    return page if va >= va_base and page < frames.shape[0] and frames[page] >= 0 else -1
+
+
 @njit(cache=True)
 def access_chunk(vaddrs, frames, nodes, va_base, page_shift, table_base, table_node,
                  state, tlbs, tlb_ns, caches, cache_ns, line_shift, memory_ns,
@@ -150,18 +157,18 @@ def access_chunk(vaddrs, frames, nodes, va_base, page_shift, table_base, table_n
             if 0 <= page < frames.shape[0]:
                 prefetch(frames, page)
                 prefetch(nodes, page)
-        if i + AHEAD < n and n_cache:
+        if i + AHEAD < n:
             va = vaddrs[i + AHEAD]
-            page = (va - va_base) >> page_shift
-            if va >= va_base and page < frames.shape[0] and frames[page] >= 0:
+            page = mapped_page(va, va_base, page_shift, frames)
+            if page >= 0:
                 last = caches[n_cache - 1]
                 line = ((frames[page] << page_shift) | (va & offset_mask)) >> line_shift
                 prefetch(state, set_row(last[0], last[1], last[2], line))
                 line = pte_address(va, levels - 1, levels, page_shift, table_base) >> line_shift
                 prefetch(state, set_row(last[0], last[1], last[2], line))
         va = vaddrs[i]
-        page = (va - va_base) >> page_shift
-        if va < va_base or page >= frames.shape[0] or frames[page] < 0:
+        page = mapped_page(va, va_base, page_shift, frames)
+        if page < 0:
             raise IndexError("access to a virtual page that is not mapped")
         vpn = va >> page_shift
         t = 0
