@@ -88,9 +88,11 @@ def lookup(state: np.ndarray, offset: int, mask: int, ways: int, shift: int, key
     for p in range(one, n):
         at += np.uint64(state[row + p] == tag) * p
     end = at if at else n - one
-    for q in range(end):  # the entries younger than the tag's (or all but the oldest) age
-        state[row + end - q] = state[row + end - q - one]
-    state[row] = tag
+    prev = tag
+    for p in range(end + one):  # the entries younger than the tag's (or all but the oldest) age
+        cur = state[row + p]
+        state[row + p] = prev
+        prev = cur
     return at > 0
 
 
