@@ -101,6 +101,30 @@ def test_a_chunk_equals_its_accesses_one_by_one():
     assert whole.tlb_hits.sum() + whole.walks == 2000
 
 
+
+@settings(max_examples=30, deadline=None)
+@given(narrow=st.booleans(), data=st.data())
+def test_prefetching_ahead_changes_nothing(narrow, data):
+    """The kernel prefetches only for large state (PREFETCH_BYTES); forced on for a toy
+    core, a chunk ends in the same counts, latency and cache state as without it."""
+    import cxlsim.memory._kernels as kernels
+
+    pt = _table(4096, 64, nodes=2, shuffled=True)
+    cpu = NARROW if narrow else TOY
+    offsets = data.draw(st.lists(st.integers(0, 64 * 4096 - 8), min_size=40, max_size=400))
+    chunk = GiB + np.array(offsets, dtype=np.int64)
+    plain = CoreMemory(cpu, pt, [50.0, 80.0]).access(chunk)
+    core = CoreMemory(cpu, pt, [50.0, 80.0])
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(kernels, "PREFETCH_BYTES", 0)
+        ahead = core.access(chunk)
+    again = CoreMemory(cpu, pt, [50.0, 80.0])
+    again.access(chunk)
+    assert ahead.latency_ns == plain.latency_ns and ahead.walks == plain.walks
+    assert (ahead.tlb_hits == plain.tlb_hits).all() and (ahead.data == plain.data).all()
+    assert (ahead.walk_refs == plain.walk_refs).all()
+    assert (core.arena.buffer == again.arena.buffer).all()
+
 @pytest.mark.parametrize("page_size, levels", [(4096, 4), (2**21, 3), (2**30, 2)])
 def test_a_cold_access_walks_every_level_through_the_caches(page_size, levels):
     core = CoreMemory(TOY, _table(page_size, 2))

@@ -181,10 +181,11 @@ class CoreMemory:
         n_cache = len(self.caches)
         tlb_counts = np.zeros(len(self.tlbs) + 1, dtype=np.int64)
         counts = np.zeros((2, n_cache + nodes_ns.size), dtype=np.int64)
+        held = self.arena.buffer.nbytes + pt.frames.nbytes + pt.nodes.nbytes
         total = _kernels.access_chunk(
             vaddrs, pt.frames, pt.nodes, pt.va_base, pt.page_shift, pt.table_base, pt.table_node,
             self.arena.buffer, self._tlb_geometry, self._tlb_ns,
             self._cache_geometry, self._cache_ns, self._line_shift, nodes_ns,
-            tlb_counts, counts)
+            tlb_counts, counts, _kernels.AHEAD if held >= _kernels.PREFETCH_BYTES else 0)
         return ChunkStats(vaddrs.size, float(total), tlb_counts[:-1], int(tlb_counts[-1]),
                           counts[0], counts[1], n_cache)
