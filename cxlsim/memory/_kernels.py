@@ -12,8 +12,8 @@ of their common buffer.
 
 Why this shape: host cache misses on the simulated L3's sets are the largest part of a
 chunk's time, so a set is as compact as its tags alone -- 4 bytes a way, no rank, the
-order itself is the LRU state (12 ways: 48 bytes, mostly one host cache line, where
-64-bit words holding a tag over a rank took two). A lookup first compares the most
+order itself is the LRU state (12 ways: 48 bytes, 1.5 host cache lines on average,
+where 64-bit words holding a tag over a rank took 96 bytes, two lines). A lookup first compares the most
 recent tag (the page walk's upper-level entries nearly always are that one: one load),
 else scans the set branch-free (vectorised) for the tag's position, shifts the younger
 tags down by one and puts the tag first -- on a miss the oldest falls off the end. One
@@ -27,9 +27,9 @@ the host prefetches what a later access will need from host memory: the last-lev
 cache sets of the data line and leaf page-table entry ``ahead`` accesses on, and the
 page's frame and node twice as far on. A prefetch changes no state. It pays once the
 simulated state outgrows the host's private caches (:data:`PREFETCH_BYTES`): a Xeon 6
-trace run's 12 MiB L3 and 16 MiB of page arrays took ~40% less time with it, while a
-1 MiB L3 over 16 pages ran 10% slower; the L2's sets, which stay in the host's caches,
-gained nothing.
+trace run's 12 MiB L3 and 16 MiB of page arrays took ~40% less time with it, while
+``benchmarks/bench_memory.py`` (1 MiB of L3 tags, 4,096 pages) ran 10% slower; the
+L2's sets, which stay in the host's caches, gained nothing.
 """
 
 from __future__ import annotations
