@@ -25,6 +25,22 @@ def test_hits_match_the_reference(sets_log2, ways, keys):
         assert fast.contents(s) == list(reversed(ref.sets[s]))
 
 
+@settings(max_examples=40, deadline=None)
+@given(sets_log2=st.integers(0, 4), ways=st.sampled_from([1, 3, 12]),
+       keys=st.lists(st.integers(0, 40) | st.integers(2**32 - 40, 2**32 + 40)
+                     | st.integers(2**55 - 40, 2**55 - 1), max_size=300))
+def test_tags_too_wide_for_32_bits_widen_the_words_exactly(sets_log2, ways, keys):
+    """Words start at 32 bits and widen to 64 at the first tag that does not fit; the
+    hits and the LRU order are the reference's either way."""
+    sets = 1 << sets_log2
+    fast, ref = SetAssociative(sets, ways), LruSets(sets, ways)
+    hits = [bool(fast.access(np.array([k]))[0]) for k in keys]
+    assert hits == [ref.lookup(k) for k in keys]
+    wide = any(k >> sets_log2 >= 2**32 - 1 for k in keys)
+    assert fast.arena.buffer.dtype == (np.uint64 if wide else np.uint32)
+    for s in range(sets):
+        assert fast.contents(s) == list(reversed(ref.sets[s]))
+
 def test_lru_evicts_the_least_recently_used():
     c = SetAssociative(1, 4)
     assert not c.access(np.array([1, 2, 3, 4])).any()

@@ -32,6 +32,14 @@ TOY = CpuParams(
         {"name": "L3", "size": 8192, "ways": 8, "latency_cycles": 11, "shared_by": 4}])
 
 
+#: TOY with 16-set L1D and L2: the page-table lines' tags fit 32-bit words (TOY's 4-set
+#: L1D needs 64-bit ones), so the kernel runs on a ``uint32`` arena.
+NARROW = TOY.model_copy(update={"caches": [
+    TOY.caches[0].model_copy(update={"size": 2048}),
+    TOY.caches[1].model_copy(update={"size": 8192, "ways": 8}),
+    TOY.caches[2]]})
+
+
 def _table(page_size: int, pages: int, nodes: int = 1, shuffled: bool = False) -> PageTable:
     """Pages spread over the nodes round robin, first touched in address or shuffled order."""
     pt = PageTable(page_size, va_base=GiB, va_size=pages * page_size)
@@ -50,12 +58,14 @@ def _outcome(stats) -> tuple:
 
 @settings(max_examples=40, deadline=None)
 @given(page_size=st.sampled_from([4096, 2**21, 2**30]), nodes=st.integers(1, 3),
-       shuffled=st.booleans(), data=st.data())
-def test_every_access_matches_the_reference(page_size, nodes, shuffled, data):
+       shuffled=st.booleans(), narrow=st.booleans(), data=st.data())
+def test_every_access_matches_the_reference(page_size, nodes, shuffled, narrow, data):
     pages = {4096: 64, 2**21: 4, 2**30: 2}[page_size]
     pt = _table(page_size, pages, nodes, shuffled)
     memory_ns = [50.0, 80.0, 130.0][:nodes]
-    core, ref = CoreMemory(TOY, pt, memory_ns), ReferenceCore(TOY, pt, memory_ns)
+    cpu = NARROW if narrow else TOY
+    core, ref = CoreMemory(cpu, pt, memory_ns), ReferenceCore(cpu, pt, memory_ns)
+    assert core.arena.buffer.dtype == (np.uint32 if narrow else np.uint64)
     # Hot spots, so that every level both hits and misses.
     spots = data.draw(st.lists(st.integers(0, pages * page_size - 8), min_size=1, max_size=96))
     trace = data.draw(st.lists(st.sampled_from(spots), max_size=300))
@@ -69,7 +79,7 @@ def test_every_access_matches_the_reference(page_size, nodes, shuffled, data):
         walk_refs += walk
     # The whole trace as one chunk (where the kernel skips scans of the walk's upper
     # levels it can prove would hit) ends in the same counts and the same cache state.
-    whole = CoreMemory(TOY, pt, memory_ns)
+    whole = CoreMemory(cpu, pt, memory_ns)
     stats = whole.access(GiB + np.array(trace, dtype=np.int64))
     assert stats.walk_refs.tolist() == walk_refs.tolist()
     for mine, theirs in zip(whole.caches, core.caches):
@@ -90,6 +100,30 @@ def test_a_chunk_equals_its_accesses_one_by_one():
     assert (whole.walk_refs == sum(p.walk_refs for p in parts)).all()
     assert whole.tlb_hits.sum() + whole.walks == 2000
 
+
+
+@settings(max_examples=30, deadline=None)
+@given(narrow=st.booleans(), data=st.data())
+def test_prefetching_ahead_changes_nothing(narrow, data):
+    """The kernel prefetches only for large state (PREFETCH_BYTES); forced on for a toy
+    core, a chunk ends in the same counts, latency and cache state as without it."""
+    import cxlsim.memory._kernels as kernels
+
+    pt = _table(4096, 64, nodes=2, shuffled=True)
+    cpu = NARROW if narrow else TOY
+    offsets = data.draw(st.lists(st.integers(0, 64 * 4096 - 8), min_size=40, max_size=400))
+    chunk = GiB + np.array(offsets, dtype=np.int64)
+    plain = CoreMemory(cpu, pt, [50.0, 80.0]).access(chunk)
+    core = CoreMemory(cpu, pt, [50.0, 80.0])
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(kernels, "PREFETCH_BYTES", 0)
+        ahead = core.access(chunk)
+    again = CoreMemory(cpu, pt, [50.0, 80.0])
+    again.access(chunk)
+    assert ahead.latency_ns == plain.latency_ns and ahead.walks == plain.walks
+    assert (ahead.tlb_hits == plain.tlb_hits).all() and (ahead.data == plain.data).all()
+    assert (ahead.walk_refs == plain.walk_refs).all()
+    assert (core.arena.buffer == again.arena.buffer).all()
 
 @pytest.mark.parametrize("page_size, levels", [(4096, 4), (2**21, 3), (2**30, 2)])
 def test_a_cold_access_walks_every_level_through_the_caches(page_size, levels):

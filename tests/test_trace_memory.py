@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import REPO
 from cxlsim.errors import InputError
@@ -247,3 +249,20 @@ def test_the_oracle_aims_only_as_many_hot_pages_at_dram_as_fit_above_its_min_wat
     oracle = policies.Oracle(numa, 10, counts=counts, room=np.array([4, 250]))
     target, _ = oracle.preferred(np.arange(10))
     assert np.flatnonzero(target == 0).tolist() == [1, 3, 5, 7]   # the 4 hottest
+
+
+@settings(max_examples=60, deadline=None)
+@given(sizes=st.lists(st.integers(0, 50), max_size=8), epoch=st.integers(1, 30))
+def test_epochs_regroup_the_chunks_in_order(sizes, epoch):
+    import numpy as np
+
+    from cxlsim.tiered.run import _epochs
+
+    starts = np.cumsum([0] + sizes)
+    chunks = [{"addr": np.arange(a, b), "op": np.arange(a, b) % 2}
+              for a, b in zip(starts[:-1], starts[1:])]
+    got = list(_epochs(lambda: iter(chunks), epoch))
+    assert [len(e["addr"]) for e in got[:-1]] == [epoch] * (len(got) - 1)
+    assert np.concatenate([e["addr"] for e in got] or [np.arange(0)]).tolist() == \
+        list(range(starts[-1]))
+    assert all((e["op"] == e["addr"] % 2).all() for e in got)

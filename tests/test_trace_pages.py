@@ -30,6 +30,15 @@ def test_ids_are_first_seen_order_across_chunks(chunks, narrow):
     assert pc.pages().tolist() == list(dict.fromkeys(a >> 12 for a in flat))
 
 
+def test_many_pages_grow_the_table_mid_chunk():
+    addrs = np.random.default_rng(5).integers(0, 2**47, 20_000, dtype=np.uint64)
+    addrs = np.concatenate([addrs, addrs[::-3]])  # repeats after the table grew
+    pc = PageCompactor()
+    got = np.concatenate([pc.ids(addrs[:7]), pc.ids(addrs[7:])])
+    assert got.tolist() == _reference(addrs.tolist())
+    assert pc.pages().tolist() == list(dict.fromkeys((addrs >> np.uint64(12)).tolist()))
+
+
 def test_a_lackey_trace_compacts_to_its_footprint(tmp_path):
     native = tmp_path / "lackey.arrow"
     import_trace(REPO / "traces" / "samples" / "lackey.txt", native, "lackey")

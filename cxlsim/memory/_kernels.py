@@ -1,82 +1,103 @@
 """Compiled (numba) hot paths of the epoch-level memory model.
 
 Layout. The set-associative structures a kernel call touches -- TLB arrays, caches --
-live in one flat ``int64`` buffer (an :class:`~cxlsim.memory.cache.Arena`); a structure
-is described by a geometry row ``(offset, sets - 1, ways)`` of an ``int64[n, 3]`` table.
-Set ``s`` is the ``ways`` words from ``offset + ways * s``, one per way: the way's tag
-(the full key; ``-1``: empty) shifted left by ``RANK_BITS``, over its LRU rank (0 = most
-recently used; the ranks of a set are always a permutation of ``0 .. ways-1``, empty
-ways ranking oldest). The set of key ``k`` is ``k & (sets - 1)`` (``sets`` is a power of
-two). A cache shared by the cores of a complex is one region of their common buffer.
+live in one flat buffer of unsigned words (an :class:`~cxlsim.memory.cache.Arena`,
+``uint32`` unless a structure's tags need ``uint64``); a structure is described by a
+geometry row ``(offset, sets - 1, ways, log2(sets))`` of an ``int64[n, 4]`` table. The
+set of key ``k`` is ``k & (sets - 1)`` (``sets`` is a power of two) and its tag is
+``k >> log2(sets)`` (the set bits are implied by where the tag sits). Set ``s`` is the
+``ways`` words from ``offset + ways * s``: its tags in LRU order, most recent first,
+empty ways (all bits set) last. A cache shared by the cores of a complex is one region
+of their common buffer.
 
-Why this shape: a lookup is two branch-free passes over one set's words, which the
-compiler vectorises -- find the key's rank; then age every entry younger than the
-key's entry (a hit) or than the oldest entry (a miss), and give that entry the key at
-rank 0. The second pass is skipped when the key already is the most recent (as the
-page walk's upper-level entries nearly always are). So a 64-way fully associative TLB
-is a few vector operations, and a set is as compact as its tags alone (host cache
-misses on the simulated L3's sets are a large part of a chunk's time). One flat buffer
-indexed with unsigned integers keeps numba from tuple dispatch and negative-index
-checks in the loop (each measured 3x slower).
+Why this shape: host cache misses on the simulated L3's sets are the largest part of a
+chunk's time, so a set is as compact as its tags alone -- 4 bytes a way, no rank, the
+order itself is the LRU state (12 ways: 48 bytes, 1.5 host cache lines on average,
+where 64-bit words holding a tag over a rank took 96 bytes, two lines). A lookup first compares the most
+recent tag (the page walk's upper-level entries nearly always are that one: one load),
+else scans the set branch-free (vectorised) for the tag's position, shifts the younger
+tags down by one and puts the tag first -- on a miss the oldest falls off the end. One
+flat buffer indexed with unsigned integers keeps numba from tuple dispatch and
+negative-index checks in the loop (each measured 3x slower).
 
 :func:`access_chunk` runs a chunk of virtual addresses through one core: TLB levels,
 then (after a miss everywhere) the page walk, whose references to page-table entries go
-through the data caches like any load, then the data reference itself. The upper levels
-of a walk nearly always read the line they read last time, still the most recent of its
-set in the nearest cache; the kernel remembers where that line sat and, when one load
-shows it is still there at rank 0, counts the hit without scanning the set -- exactly
-what :func:`lookup` would have done (a hit on the most recent entry changes nothing).
+through the data caches like any load, then the data reference itself. While it does,
+the host prefetches what a later access will need from host memory: the last-level
+cache sets of the data line and leaf page-table entry ``ahead`` accesses on, and the
+page's frame and node twice as far on. A prefetch changes no state. It pays once the
+simulated state outgrows the host's private caches (:data:`PREFETCH_BYTES`): a Xeon 6
+trace run's 12 MiB L3 and 16 MiB of page arrays took ~40% less time with it, while
+``benchmarks/bench_memory.py`` (1 MiB of L3 tags, 4,096 pages) ran 10% slower; the
+L2's sets, which stay in the host's caches, gained nothing.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 #: Bits of virtual address translated by one level of the x86-64 radix tree (512 entries).
 LEVEL_BITS = 9
 #: Bytes of one page-table entry.
 PTE_BYTES = 8
-#: Low bits of an entry holding its LRU rank (so at most 256 ways); the tag is above.
-RANK_BITS = 8
-RANK_MASK = (1 << RANK_BITS) - 1
+#: Most ways of a structure (a lookup scans its set).
+MAX_WAYS = 256
+#: Accesses ahead of the current one whose host memory is prefetched (see above).
+AHEAD = 16
+#: Bytes of structures and page arrays from which a kernel call prefetches.
+PREFETCH_BYTES = 8 << 20
+
+
+@intrinsic
+def prefetch(typingctx, array, index):
+    """Hint the host CPU to fetch ``array[index]`` into its caches (no effect on state)."""
+
+    def codegen(context, builder, signature, args):
+        aryty = signature.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]])
+        i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+        fn = builder.module.declare_intrinsic(
+            "llvm.prefetch", [i8p], ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]))
+        # a write (the set will be updated), high temporal locality, data cache
+        builder.call(fn, [builder.bitcast(ptr, i8p), i32(1), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return types.void(array, index), codegen
 
 
 @njit(cache=True, inline="always")
-def lookup(state: np.ndarray, offset: int, mask: int, ways: int, key: int) -> bool:
-    """Look ``key`` up in the structure ``(offset, mask = sets - 1, ways)`` of ``state``
-    and make it the most recently used entry of its set.
+def set_row(offset: int, mask: int, ways: int, key: int) -> np.uint64:
+    """Index in the buffer of the first word of ``key``'s set."""
+    return np.uint64(offset + (key & mask) * ways)
+
+
+@njit(cache=True, inline="always")
+def lookup(state: np.ndarray, offset: int, mask: int, ways: int, shift: int, key: int) -> bool:
+    """Look ``key`` up in the structure ``(offset, mask = sets - 1, ways, shift =
+    log2(sets))`` of ``state`` and make it the most recently used entry of its set.
 
     Returns True on a hit. On a miss the key replaces the set's least recently used entry.
     """
-    n = np.uint64(ways)
-    row = np.uint64(offset + (key & mask) * ways)
-    found = 0  # the key's rank + 1, or 0 if absent
-    for p in range(n):
-        entry = state[row + p]
-        found += ((entry >> RANK_BITS) == key) * ((entry & RANK_MASK) + 1)
-    if found == 1:  # already the most recent: nothing changes (the walk's upper levels)
+    row = set_row(offset, mask, ways, key)
+    tag = state.dtype.type(key >> shift)
+    if state[row] == tag:  # already the most recent: nothing changes
         return True
-    # The entry to become the most recent: the key's own on a hit, the oldest on a miss.
-    # Every entry younger than it ages by one.
-    rank = found - 1 if found else ways - 1
-    for p in range(n):
-        entry = state[row + p]
-        r = entry & RANK_MASK
-        state[row + p] = key << RANK_BITS if r == rank else entry + (r < rank)
-    return found > 0
-
-
-@njit(cache=True, inline="always")
-def mru_position(state: np.ndarray, offset: int, mask: int, ways: int, key: int) -> int:
-    """Index in ``state`` of ``key``'s entry, which must be the most recent of its set."""
-    n = np.uint64(ways)
-    row = np.uint64(offset + (key & mask) * ways)
-    word = key << RANK_BITS
-    at = np.uint64(0)
-    for p in range(n):
-        at += (state[row + p] == word) * p
-    return row + at
+    n, one = np.uint64(ways), np.uint64(1)
+    at = np.uint64(0)  # the tag's position (0: absent, as position 0 was checked)
+    for p in range(one, n):
+        at += np.uint64(state[row + p] == tag) * p
+    end = at if at else n - one
+    prev = tag
+    for p in range(end + one):  # the entries younger than the tag's (or all but the oldest) age
+        cur = state[row + p]
+        state[row + p] = prev
+        prev = cur
+    return at > 0
 
 
 @njit(cache=True)
@@ -84,9 +105,9 @@ def lookup_many(state: np.ndarray, geometry: np.ndarray, keys: np.ndarray,
                 hits: np.ndarray) -> None:
     """:func:`lookup` every key in turn in the structure of geometry row ``geometry``;
     ``hits[i]`` is True where ``keys[i]`` hit."""
-    offset, mask, ways = geometry[0], geometry[1], geometry[2]
+    offset, mask, ways, shift = geometry[0], geometry[1], geometry[2], geometry[3]
     for i in range(keys.shape[0]):
-        hits[i] = lookup(state, offset, mask, ways, keys[i])
+        hits[i] = lookup(state, offset, mask, ways, shift, keys[i])
 
 
 @njit(cache=True, inline="always")
@@ -102,10 +123,17 @@ def pte_address(va: int, level: int, levels: int, page_shift: int, table_base: n
     return table_base[level] + (va >> shift) * PTE_BYTES
 
 
+@njit(cache=True, inline="always")
+def mapped_page(va: int, va_base: int, page_shift: int, frames: np.ndarray) -> int:
+    """Index of ``va``'s page in ``frames``, or -1 if that page is not mapped."""
+    page = (va - va_base) >> page_shift
+    return page if va >= va_base and page < frames.shape[0] and frames[page] >= 0 else -1
+
+
 @njit(cache=True)
 def access_chunk(vaddrs, frames, nodes, va_base, page_shift, table_base, table_node,
                  state, tlbs, tlb_ns, caches, cache_ns, line_shift, memory_ns,
-                 tlb_counts, counts) -> float:
+                 tlb_counts, counts, ahead) -> float:
     """Run ``vaddrs`` through one core's TLBs, page walker and caches; total latency (ns).
 
     The latencies of all the chunk's accesses are summed, as for dependent loads.
@@ -122,20 +150,32 @@ def access_chunk(vaddrs, frames, nodes, va_base, page_shift, table_base, table_n
     * Counters (incremented): ``tlb_counts[t]`` hits in TLB level ``t``, and
       ``tlb_counts[len(tlbs)]`` page walks; ``counts[0]`` and ``counts[1]`` the data and
       page-walk references served per cache level, then per memory node.
+    * ``ahead``: how many accesses ahead to prefetch (0: none).
     """
     n_tlb = tlbs.shape[0]
     n_cache = caches.shape[0]
     levels = table_base.shape[0]
     offset_mask = (1 << page_shift) - 1
     total = 0.0
-    # Per walk level above the leaf: the line its entry was last read from, and where
-    # that line's entry sits in the nearest cache (valid while it is still there at rank 0).
-    hint_line = np.full(levels, -1, dtype=np.int64)
-    hint_at = np.zeros(levels, dtype=np.uint64)
-    for i in range(vaddrs.shape[0]):
+    n = vaddrs.shape[0]
+    for i in range(n):
+        if ahead and i + 2 * ahead < n:
+            page = (vaddrs[i + 2 * ahead] - va_base) >> page_shift
+            if 0 <= page < frames.shape[0]:
+                prefetch(frames, page)
+                prefetch(nodes, page)
+        if ahead and i + ahead < n:
+            va = vaddrs[i + ahead]
+            page = mapped_page(va, va_base, page_shift, frames)
+            if page >= 0:
+                last = caches[n_cache - 1]
+                line = ((frames[page] << page_shift) | (va & offset_mask)) >> line_shift
+                prefetch(state, set_row(last[0], last[1], last[2], line))
+                line = pte_address(va, levels - 1, levels, page_shift, table_base) >> line_shift
+                prefetch(state, set_row(last[0], last[1], last[2], line))
         va = vaddrs[i]
-        page = (va - va_base) >> page_shift
-        if va < va_base or page >= frames.shape[0] or frames[page] < 0:
+        page = mapped_page(va, va_base, page_shift, frames)
+        if page < 0:
             raise IndexError("access to a virtual page that is not mapped")
         if nodes[page] < 0:
             raise IndexError("access to a virtual page on no memory node (not resident)")
@@ -143,32 +183,24 @@ def access_chunk(vaddrs, frames, nodes, va_base, page_shift, table_base, table_n
         t = 0
         while t < n_tlb:
             total += tlb_ns[t]
-            if lookup(state, tlbs[t, 0], tlbs[t, 1], tlbs[t, 2], vpn):
+            if lookup(state, tlbs[t, 0], tlbs[t, 1], tlbs[t, 2], tlbs[t, 3], vpn):
                 break
             t += 1
         tlb_counts[t] += 1
         # The walk's references (if every TLB level missed), then the data reference.
         walk = levels if t == n_tlb else 0
         for ref in range(walk + 1):
-            upper = ref < levels - 1 and ref < walk and n_cache > 0
             if ref < walk:
                 kind, node = 1, table_node
                 line = pte_address(va, ref, levels, page_shift, table_base) >> line_shift
-                if upper and hint_line[ref] == line and state[hint_at[ref]] == line << RANK_BITS:
-                    counts[1, 0] += 1
-                    total += cache_ns[0]
-                    continue
             else:
                 kind, node = 0, nodes[page]
                 line = ((frames[page] << page_shift) | (va & offset_mask)) >> line_shift
             served = n_cache
             for c in range(n_cache):  # inline: a helper function here runs 3x slower
-                if lookup(state, caches[c, 0], caches[c, 1], caches[c, 2], line):
+                if lookup(state, caches[c, 0], caches[c, 1], caches[c, 2], caches[c, 3], line):
                     served = c
                     break
-            if upper:
-                hint_line[ref] = line
-                hint_at[ref] = mru_position(state, caches[0, 0], caches[0, 1], caches[0, 2], line)
             if served < n_cache:
                 counts[kind, served] += 1
                 total += cache_ns[served]

@@ -25,16 +25,30 @@ def _power_of_two(n: int) -> bool:
 
 
 class Arena:
-    """A growable flat ``int64`` buffer holding the state of set-associative structures."""
+    """A growable flat buffer of unsigned words holding the state of set-associative
+    structures: ``uint32`` (half the host memory traffic of 64-bit words) until a tag
+    needs more bits, then ``uint64``. An empty way is a word with every bit set."""
 
     def __init__(self) -> None:
-        self.buffer = np.empty(0, dtype=np.int64)
+        self.buffer = np.empty(0, dtype=np.uint32)
+
+    @property
+    def empty(self) -> int:
+        """The word of an empty way (also the first tag that does not fit)."""
+        return int(np.iinfo(self.buffer.dtype).max)
 
     def allocate(self, words: int) -> int:
-        """Append ``words`` words (copying the buffer) and return their offset."""
+        """Append ``words`` empty words (copying the buffer) and return their offset."""
         offset = self.buffer.size
-        self.buffer = np.concatenate([self.buffer, np.empty(words, dtype=np.int64)])
+        self.buffer = np.concatenate([self.buffer, np.full(words, self.empty, self.buffer.dtype)])
         return offset
+
+    def fit(self, tag: int) -> None:
+        """Widen the words to 64 bits if ``tag`` does not fit them (empty ways stay empty)."""
+        if tag >= self.empty:
+            wide = self.buffer.astype(np.uint64)
+            wide[self.buffer == self.empty] = np.iinfo(np.uint64).max
+            self.buffer = wide
 
 
 class SetAssociative:
@@ -48,50 +62,54 @@ class SetAssociative:
     def __init__(self, sets: int, ways: int, arena: Arena | None = None) -> None:
         if not _power_of_two(sets):
             raise ValueError(f"the number of sets must be a power of two, got {sets}")
-        if not 1 <= ways <= _kernels.RANK_MASK + 1:
-            raise ValueError(f"ways must be from 1 to {_kernels.RANK_MASK + 1}, got {ways}")
+        if not 1 <= ways <= _kernels.MAX_WAYS:
+            raise ValueError(f"ways must be from 1 to {_kernels.MAX_WAYS}, got {ways}")
         self.arena = Arena() if arena is None else arena
         self.sets, self.ways = sets, ways
-        self.geometry = np.array([self.arena.allocate(sets * ways), sets - 1, ways],
-                                 dtype=np.int64)
-        self.flush()
+        self.geometry = np.array([self.arena.allocate(sets * ways), sets - 1, ways,
+                                  sets.bit_length() - 1], dtype=np.int64)
 
     @property
     def state(self) -> np.ndarray:
-        """A view ``[set, way]`` of the structure's words (tag << RANK_BITS | LRU rank)."""
+        """A view ``[set, way]`` of the structure's tags, most recent first."""
         offset = int(self.geometry[0])
         return self.arena.buffer[offset:offset + self.sets * self.ways].reshape(self.sets, -1)
+
+    def fit(self, key: int) -> None:
+        """Make the arena's words wide enough for keys up to ``key``."""
+        self.arena.fit(key >> int(self.geometry[3]))
 
     def access(self, keys: np.ndarray) -> np.ndarray:
         """Look every key up in turn (filling on a miss); a bool array, True for a hit."""
         keys = np.ascontiguousarray(keys, dtype=np.int64)
-        if keys.size and (keys.min() < 0 or keys.max() >= 1 << 55):
-            raise ValueError("keys must be in [0, 2^55)")
+        if keys.size:
+            if keys.min() < 0 or keys.max() >= 1 << 55:
+                raise ValueError("keys must be in [0, 2^55)")
+            self.fit(int(keys.max()))
         hits = np.empty(keys.shape[0], dtype=np.bool_)
         _kernels.lookup_many(self.arena.buffer, self.geometry, keys, hits)
         return hits
 
     def contents(self, set_index: int) -> list[int]:
         """The keys held in one set, most recently used first."""
-        words = self.state[set_index]
-        tags, ranks = words >> _kernels.RANK_BITS, words & _kernels.RANK_MASK
-        return [int(tags[p]) for p in np.argsort(ranks) if tags[p] >= 0]
+        tags = self.state[set_index]
+        shift = int(self.geometry[3])
+        return [int(t) << shift | set_index for t in tags if t != self.arena.empty]
 
     def flush(self) -> None:
         """Empty every set."""
-        self.state[:] = (-1 << _kernels.RANK_BITS) | np.arange(self.ways)
+        self.state[:] = self.arena.empty
 
     def invalidate(self, keys: np.ndarray) -> None:
-        """Drop ``keys`` where present: each entry empties and becomes its set's oldest
-        (the entries older than it move up one), as if it had never been filled."""
-        state = self.state
+        """Drop ``keys`` where present: the entries older than each move up one and an
+        empty way becomes the set's oldest, as if the key had never been filled."""
+        state, shift = self.state, int(self.geometry[3])
         for key in np.unique(np.asarray(keys, dtype=np.int64)):
             row = state[key & (self.sets - 1)]
-            way = np.flatnonzero(row >> _kernels.RANK_BITS == key)
+            way = np.flatnonzero(row == key >> shift)
             if way.size:
-                rank = row[way[0]] & _kernels.RANK_MASK
-                row[(row & _kernels.RANK_MASK) > rank] -= 1
-                row[way[0]] = (-1 << _kernels.RANK_BITS) | (self.ways - 1)
+                row[way[0]:-1] = row[way[0] + 1:].copy()
+                row[-1] = self.arena.empty
 
 
 class CacheParams(StrictModel):

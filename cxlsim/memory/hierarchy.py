@@ -144,13 +144,20 @@ class CoreMemory:
                       for c, n, theirs in zip(cpu.caches, cpu.sharing, complex_of.caches)]
         self._complex.append(self)
         self.caches: tuple[SetAssociative, ...] = tuple(caches)
+        self._line_shift = cpu.caches[0].line.bit_length() - 1
+        # The largest keys this page table yields: its last page, and the line of its
+        # last page-table entry (the tables lie above every data frame).
+        last_va = page_table.va_base + page_table.va_size - 1
+        for tlb in self.tlbs:
+            tlb.fit(last_va >> page_table.page_shift)
+        for cache in self.caches:
+            cache.fit(page_table.entry_address(last_va, page_table.levels - 1) >> self._line_shift)
         self._tlb_geometry = np.array([t.geometry for t in self.tlbs])
         self._cache_geometry = np.array([c.geometry for c in self.caches])
         self.memory_ns = self._node_latencies(
             [cpu.memory_latency] if memory_ns is None else memory_ns)
         self._tlb_ns = np.array([cpu.cycles_to_ns(t.latency_cycles) for t in cpu.tlbs])
         self._cache_ns = np.array([cpu.cycles_to_ns(c.latency_cycles) for c in cpu.caches])
-        self._line_shift = cpu.caches[0].line.bit_length() - 1
 
     def _node_latencies(self, memory_ns: Sequence[float]) -> np.ndarray:
         out = np.array(memory_ns, dtype=np.float64)
@@ -184,10 +191,11 @@ class CoreMemory:
         n_cache = len(self.caches)
         tlb_counts = np.zeros(len(self.tlbs) + 1, dtype=np.int64)
         counts = np.zeros((2, n_cache + nodes_ns.size), dtype=np.int64)
+        held = self.arena.buffer.nbytes + pt.frames.nbytes + pt.nodes.nbytes
         total = _kernels.access_chunk(
             vaddrs, pt.frames, pt.nodes, pt.va_base, pt.page_shift, pt.table_base, pt.table_node,
             self.arena.buffer, self._tlb_geometry, self._tlb_ns,
             self._cache_geometry, self._cache_ns, self._line_shift, nodes_ns,
-            tlb_counts, counts)
+            tlb_counts, counts, _kernels.AHEAD if held >= _kernels.PREFETCH_BYTES else 0)
         return ChunkStats(vaddrs.size, float(total), tlb_counts[:-1], int(tlb_counts[-1]),
                           counts[0], counts[1], n_cache)

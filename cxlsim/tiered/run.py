@@ -376,8 +376,9 @@ def _epochs(chunks: Chunks, epoch: int) -> Iterator[dict[str, np.ndarray]]:
     for chunk in chunks():
         pending.append(chunk)
         held += len(chunk["addr"])
-        while held >= epoch:
-            merged = {k: np.concatenate([c[k] for c in pending]) for k in pending[0]}
+        while held >= epoch:  # an epoch within one chunk is a view of it, not a copy
+            merged = pending[0] if len(pending) == 1 else \
+                {k: np.concatenate([c[k] for c in pending]) for k in pending[0]}
             yield {k: v[:epoch] for k, v in merged.items()}
             rest = {k: v[epoch:] for k, v in merged.items()}
             pending, held = [rest], held - epoch

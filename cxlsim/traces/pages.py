@@ -4,18 +4,58 @@ Real traces (valgrind lackey, Pin, ``perf mem``) carry 47-bit virtual addresses:
 stack and libraries terabytes apart. Per-page state sized by the address range would not
 fit; :class:`PageCompactor` numbers the pages a trace touches in first-seen order, chunk
 by chunk, so the page table and every per-page array are sized by the footprint. The
-mapping is a sorted array of the pages seen and their ids: a chunk's distinct pages are
-found by hashing (``pandas.factorize``, in first-seen order) and looked up by binary
-search, no Python loop per record.
+mapping is an open-addressing hash table (Fibonacci hashing, linear probing, at most half
+full) walked by a compiled loop, one probe sequence per record: a new page gets the next
+id where it is first met. (Hashing each chunk's distinct pages with pandas and merging
+them into a sorted array cost ~10x more: sorting, binary searches over the footprint.)
 """
 
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
+from numba import njit
 
 #: Bytes of a base page.
 PAGE_BYTES = 4096
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # 2^64 / golden ratio: Fibonacci hashing
+
+
+@njit(cache=True, inline="always")
+def _slot(page: np.uint64, bits: int) -> np.uint64:
+    return (page * _GOLDEN) >> np.uint64(64 - bits)
+
+
+@njit(cache=True)
+def _number(pages, keys, ids, order, count, bits, start, out) -> tuple[int, int]:
+    """Give ``out[i]`` the id of ``pages[i]`` from ``start`` on, numbering new pages from
+    ``count`` (their page numbers appended to ``order``). Stops where the table would
+    become more than half full; returns ``(next i, count)``."""
+    mask = (np.uint64(1) << np.uint64(bits)) - np.uint64(1)
+    for i in range(start, pages.shape[0]):
+        page = pages[i]
+        s = _slot(page, bits)
+        while ids[s] >= 0 and keys[s] != page:
+            s = (s + np.uint64(1)) & mask
+        if ids[s] < 0:
+            if count == order.shape[0]:  # room for half as many ids as slots
+                return i, count
+            keys[s], ids[s] = page, count
+            order[count] = page
+            count += 1
+        out[i] = ids[s]
+    return pages.shape[0], count
+
+
+@njit(cache=True)
+def _rehash(order, count, keys, ids, bits) -> None:
+    """Insert pages ``order[:count]`` (ids = positions) into an empty table."""
+    mask = (np.uint64(1) << np.uint64(bits)) - np.uint64(1)
+    for n in range(count):
+        s = _slot(order[n], bits)
+        while ids[s] >= 0:
+            s = (s + np.uint64(1)) & mask
+        keys[s], ids[s] = order[n], n
 
 
 class PageCompactor:
@@ -25,44 +65,40 @@ class PageCompactor:
         if page_bytes < 1 or page_bytes & (page_bytes - 1):
             raise ValueError(f"page size must be a power of two bytes, not {page_bytes!r}")
         self.shift = page_bytes.bit_length() - 1
-        self._pages = np.empty(0, np.uint64)   # sorted page numbers seen
-        self._ids = np.empty(0, np.int64)      # their dense ids
-        self._index: pd.Index | None = None    # hash of _pages, while no page is new
+        self._bits = 6                              # the table has 2^bits slots
+        self._keys = np.zeros(1 << self._bits, np.uint64)
+        self._ids = np.full(1 << self._bits, -1, np.int64)  # -1: empty slot
+        self._order = np.empty(1 << (self._bits - 1), np.uint64)  # page of each id
+        self._count = 0
 
     @property
     def footprint(self) -> int:
         """Distinct pages seen so far."""
-        return len(self._pages)
+        return self._count
 
     def pages(self) -> np.ndarray:
         """The page number of each dense id (id order)."""
-        out = np.empty(len(self._pages), np.uint64)
-        out[self._ids] = self._pages
-        return out
+        return self._order[:self._count].copy()
 
     def ids(self, addr: np.ndarray) -> np.ndarray:
         """Dense page ids of byte addresses ``addr`` (new pages get the next ids, in the
         order of their first access)."""
         page = np.asarray(addr, dtype=np.uint64) >> np.uint64(self.shift)
-        codes, unique = pd.factorize(page, sort=False)  # hashing: first-seen order
-        unique = np.asarray(unique, dtype=np.uint64)
-        if self._index is not None:  # no page was new last time: a hash lookup
-            at = self._index.get_indexer(unique)
-            known = at >= 0
-        else:
-            at = np.searchsorted(self._pages, unique)
-            known = at < len(self._pages)
-            known[known] = self._pages[at[known]] == unique[known]
-        ids = np.empty(len(unique), np.int64)
-        ids[known] = self._ids[at[known]]
-        new = np.flatnonzero(~known)  # already in first-seen order
-        if new.size:
-            ids[new] = len(self._pages) + np.arange(new.size)
-            merged = np.concatenate([self._pages, unique[new]])
-            keep = np.argsort(merged, kind="stable")
-            self._pages = merged[keep]
-            self._ids = np.concatenate([self._ids, ids[new]])[keep]
-            self._index = None
-        elif self._index is None:
-            self._index = pd.Index(self._pages)
-        return ids[codes]
+        out = np.empty(page.shape[0], np.int64)
+        done = 0
+        while True:
+            done, self._count = _number(page, self._keys, self._ids, self._order,
+                                        self._count, self._bits, done, out)
+            if done == page.shape[0]:
+                return out
+            self._grow()
+
+    def _grow(self) -> None:
+        """Double the table (and the room for ids) and reinsert every page."""
+        self._bits += 1
+        self._keys = np.zeros(1 << self._bits, np.uint64)
+        self._ids = np.full(1 << self._bits, -1, np.int64)
+        order = np.empty(1 << (self._bits - 1), np.uint64)
+        order[:self._count] = self._order[:self._count]
+        self._order = order
+        _rehash(self._order, self._count, self._keys, self._ids, self._bits)
