@@ -157,9 +157,11 @@ class Placement:
         self._unmapped = []
         return out
 
-    def access(self, pages: np.ndarray) -> None:
-        """Accesses to ``pages`` (ids, with repeats) in this epoch."""
-        pages, counts = np.unique(pages, return_counts=True)
+    def access(self, pages: np.ndarray, counts: np.ndarray | None = None) -> None:
+        """Accesses to ``pages`` in this epoch: ids with repeats, or distinct ids and
+        their ``counts``."""
+        if counts is None:
+            pages, counts = np.unique(pages, return_counts=True)
         self.accesses[pages] += counts
         self.last_access[pages] = self.epoch
 

@@ -198,17 +198,18 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
         for records in _epochs(chunks, epoch):
             placement.epoch = len(run.epochs)
             ids = found.compactor.ids(records["addr"])
+            distinct, counts = np.unique(ids, return_counts=True)
             direct = kernel.vmstat()["pgdemote_direct"]
             # the epoch's resident pages are referenced before its new ones allocate, so
             # direct reclaim does not take back pages the epoch is using
-            kernel.touch(ids[kernel.node[ids] >= 0])
+            kernel.touch(distinct[kernel.node[distinct] >= 0])
             _allocate(kernel, policy, ids)
             shootdown(by_task=True)  # direct reclaim's
-            kernel.touch(ids)
-            placement.access(ids)
+            kernel.touch(distinct)
+            placement.access(distinct, counts)
             if monitor is not None:
-                monitor.access(ids)
-            faults = np.unique(ids[marked[ids] >= 0])  # first touch since marked: a fault
+                monitor.access(distinct)
+            faults = distinct[marked[distinct] >= 0]  # first touch since marked: a fault
             latency = sim.env.now - marked[faults]
             marked[faults] = -1.0
             vaddr = ids << 12 | (records["addr"].astype(np.int64) & (PAGE_BYTES - 1))
@@ -225,8 +226,7 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
             row["reclaim_stall_ns"] = reclaim
             row["numa_hint_faults"] = int(faults.size)
             row["tlb_shootdown_ns"] = float(owed_core.sum())
-            touched = kernel.node[np.unique(ids)]
-            hot = np.bincount(touched[touched >= 0], minlength=len(nodes))
+            hot = np.bincount(kernel.node[distinct], minlength=len(nodes))
             row.update({f"hot_{n}": int(h) for n, h in zip(nodes, hot)})
             copies[:], owed_core[:], owed_task[0] = 0, 0, 0.0
             yield sim.env.timeout(row["duration_ns"])
@@ -295,11 +295,11 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
 
 
 def _allocate(kernel: KernelMemory, policy: Policy, ids: np.ndarray) -> None:
-    """First touch of an epoch's non-resident pages, in the order of their first access:
-    each group aiming at one node is allocated there by the kernel, falling back as its
-    allocator does. Pages direct reclaim took back meanwhile are allocated again, until every page of
-    the epoch is resident; ``MAX_RECLAIM_RETRIES`` rounds in a row without fewer pages
-    missing mean reclaim keeps pace with the epoch (an InputError)."""
+    """First touch of an epoch's non-resident pages (``ids``: its accesses), in the
+    order of their first access: each group aiming at one node is allocated there by the
+    kernel, falling back as its allocator does. Pages direct reclaim took back meanwhile are allocated again, until
+    every page of the epoch is resident; ``MAX_RECLAIM_RETRIES`` rounds in a row without
+    fewer pages missing mean reclaim keeps pace with the epoch (an InputError)."""
     missing, stuck = ids.size + 1, 0
     while True:
         fresh = ids[kernel.node[ids] < 0]

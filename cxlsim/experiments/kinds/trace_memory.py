@@ -289,9 +289,8 @@ def _hot_and_cold(epochs: pd.DataFrame, names: list[str]) -> pd.DataFrame:
 def _pages(placement: Placement, names: list[str]) -> pd.DataFrame:
     """Pages by type, node at the end (``none``: not resident) and the epoch of their
     latest allocation, with their accesses and how many were last demoted or promoted."""
-    per_page = pd.DataFrame({
-        "page_type": np.asarray(PAGE_TYPES)[placement.page_type],
-        "node": np.asarray(names + ["none"])[placement.node],  # node -1: the last name
+    per_page = pd.DataFrame({  # grouped by codes, named after (the footprint is large)
+        "page_type": placement.page_type, "node": placement.node,
         "alloc_epoch": placement.alloc_epoch, "accesses": placement.accesses,
         "demoted": (placement.flags & DEMOTED) > 0,
         "promoted": (placement.flags & PROMOTED) > 0})
@@ -299,4 +298,6 @@ def _pages(placement: Placement, names: list[str]) -> pd.DataFrame:
     out = per_page.groupby(keys, sort=True).agg(
         pages=("accesses", "size"), accesses=("accesses", "sum"),
         demoted=("demoted", "sum"), promoted=("promoted", "sum")).reset_index()
+    out["page_type"] = np.asarray(PAGE_TYPES)[out["page_type"]]
+    out["node"] = np.asarray(names + ["none"])[out["node"]]  # node -1: the last name
     return out.astype({"pages": np.int64, "demoted": np.int64, "promoted": np.int64})
