@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, prange, types
+from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
@@ -334,24 +334,21 @@ def shared_pass(state, caches, split, cache_ns, memory_ns, adds, codes, lines, c
     return total
 
 
-@njit(cache=True, parallel=True)
-def access_complex(vaddrs, bounds, frames, nodes, va_base, page_shift, table_base,
-                   table_node, state, tlbs, caches, split, line_shift, adds, cache_ns,
-                   memory_ns, tlb_counts, counts, totals, ahead, codes, lines) -> None:
-    """:func:`access_chunk` for the cores of a complex, each its chunk
-    ``vaddrs[bounds[c]:bounds[c + 1]]`` after the previous core's: the private passes in
-    parallel, then the shared passes in core order (see above). ``tlbs[c]``,
-    ``caches[c]``, ``memory_ns[c]``, ``tlb_counts[c]``, ``counts[c]`` are core ``c``'s;
-    ``totals[c]`` gets
-    its total latency. ``codes`` and ``lines`` are scratch, ``codes_per_access`` and
-    ``len(table_base) + 1`` words per access."""
-    cores = bounds.shape[0] - 1
+@njit(cache=True, nogil=True)
+def private_passes(first, last, vaddrs, bounds, frames, nodes, va_base, page_shift,
+                   table_base, table_node, state, tlbs, caches, split, line_shift, adds,
+                   tlb_counts, counts, ahead, codes, lines, written) -> None:
+    """:func:`private_pass` of cores ``first`` to ``last - 1`` of a complex, each on its
+    chunk ``vaddrs[bounds[c]:bounds[c + 1]]``: ``tlbs[c]``, ``caches[c]``,
+    ``tlb_counts[c]``, ``counts[c]`` are core ``c``'s; its record goes to ``codes`` and
+    ``lines`` from ``bounds[c]`` times the words an access may need
+    (:func:`codes_per_access`, ``len(table_base) + 1``), and how much it wrote to
+    ``written[c]``. Releases the GIL: threads run disjoint ranges of cores."""
     per_code = codes.shape[0] // max(vaddrs.shape[0], 1)
     per_line = lines.shape[0] // max(vaddrs.shape[0], 1)
-    written = np.zeros((cores, 2), dtype=np.int64)
-    for c in prange(cores):
+    for c in range(first, last):
         lo, hi = bounds[c], bounds[c + 1]
-        # counters local to the thread: the cores' rows would share host cache lines
+        # counters local to the call: the cores' rows may share host cache lines
         tlb_c = np.zeros(tlb_counts.shape[1], dtype=np.int64)
         cnt = np.zeros((counts.shape[1], counts.shape[2]), dtype=np.int64)
         k, m = private_pass(vaddrs[lo:hi], frames, nodes, va_base, page_shift, table_base,
@@ -362,9 +359,18 @@ def access_complex(vaddrs, bounds, frames, nodes, va_base, page_shift, table_bas
         written[c, 1] = m
         tlb_counts[c] += tlb_c
         counts[c] += cnt
-    for c in range(cores):
-        lo, hi = bounds[c], bounds[c + 1]
+
+
+@njit(cache=True)
+def shared_passes(vaddrs, bounds, state, caches, split, adds, cache_ns, memory_ns, counts,
+                  totals, ahead, codes, lines, written) -> None:
+    """:func:`shared_pass` of every core of a complex in core order, after
+    :func:`private_passes` (same layout); ``memory_ns[c]`` is core ``c``'s node latencies,
+    ``totals[c]`` gets its total latency."""
+    per_code = codes.shape[0] // max(vaddrs.shape[0], 1)
+    per_line = lines.shape[0] // max(vaddrs.shape[0], 1)
+    for c in range(bounds.shape[0] - 1):
+        at_code, at_line = bounds[c] * per_code, bounds[c] * per_line
         totals[c] = shared_pass(state, caches[c], split, cache_ns, memory_ns[c], adds,
-                                codes[lo * per_code:lo * per_code + written[c, 0]],
-                                lines[lo * per_line:lo * per_line + written[c, 1]],
-                                counts[c], ahead)
+                                codes[at_code:at_code + written[c, 0]],
+                                lines[at_line:at_line + written[c, 1]], counts[c], ahead)

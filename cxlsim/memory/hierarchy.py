@@ -27,7 +27,9 @@ capacity adds to the L2's), prefetchers, address hashing to cache slices, write-
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -220,8 +222,9 @@ def access_cores(cores: Sequence[CoreMemory], chunks: Sequence[np.ndarray],
     statistics and state as ``[core.access(chunk, memory_ns) for ...]``, to the last bit.
 
     The cores of one complex (one arena, one page table) with a shared cache level run
-    in one call of :func:`cxlsim.memory._kernels.access_complex`: their TLBs and private
-    caches in parallel, then the shared levels in core order.
+    split (:func:`cxlsim.memory._kernels.private_passes`): their TLBs and private caches
+    first, the cores in parallel on the host's CPUs, then the shared levels and memory
+    nodes in core order.
     """
     if len(cores) != len(chunks):
         raise ValueError(f"{len(cores)} cores but {len(chunks)} chunks")
@@ -243,6 +246,30 @@ def access_cores(cores: Sequence[CoreMemory], chunks: Sequence[np.ndarray],
     return out  # type: ignore[return-value]
 
 
+#: Host threads running the private passes of a complex's cores (the process's CPUs).
+_THREADS = max(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+               else os.cpu_count() or 1, 1)
+#: Fewest accesses of a call worth a second thread (its hand-off costs ~0.1 ms).
+_PARALLEL_ACCESSES = 4096
+_POOL: ThreadPoolExecutor | None = None
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _POOL
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(_THREADS - 1, thread_name_prefix="cxlsim-private")
+    return _POOL
+
+
+def _forget_pool() -> None:
+    global _POOL
+    _POOL = None  # a forked child has none of the parent's threads
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
 def _access_complex(cores: list[CoreMemory], chunks: list[np.ndarray],
                     memory_ns: Sequence[float] | None, split: int) -> list[ChunkStats]:
     """:func:`access_cores` for cores of one complex on one page table."""
@@ -261,13 +288,35 @@ def _access_complex(cores: list[CoreMemory], chunks: list[np.ndarray],
     tlb_counts = np.zeros((len(cores), n_tlb + 1), dtype=np.int64)
     counts = np.zeros((len(cores), 2, n_cache + nodes_ns.shape[1]), dtype=np.int64)
     totals = np.zeros(len(cores))
+    written = np.zeros((len(cores), 2), dtype=np.int64)
     held = first.arena.buffer.nbytes + pt.frames.nbytes + pt.nodes.nbytes
-    _kernels.access_complex(
-        vaddrs, bounds, pt.frames, pt.nodes, pt.va_base, pt.page_shift, pt.table_base,
-        pt.table_node, first.arena.buffer, np.stack([c._tlb_geometry for c in cores]),
-        np.stack([c._cache_geometry for c in cores]), split, first._line_shift, adds,
-        first._cache_ns, nodes_ns, tlb_counts, counts, totals,
-        _kernels.AHEAD if held >= _kernels.PREFETCH_BYTES else 0, codes, lines)
+    ahead = _kernels.AHEAD if held >= _kernels.PREFETCH_BYTES else 0
+    tlbs = np.stack([c._tlb_geometry for c in cores])
+    geometry = np.stack([c._cache_geometry for c in cores])
+
+    def private(first_core: int, last_core: int) -> None:
+        _kernels.private_passes(
+            first_core, last_core, vaddrs, bounds, pt.frames, pt.nodes, pt.va_base,
+            pt.page_shift, pt.table_base, pt.table_node, first.arena.buffer, tlbs, geometry,
+            split, first._line_shift, adds, tlb_counts, counts, ahead, codes, lines, written)
+
+    # contiguous runs of cores of about the same number of accesses, one per host thread
+    threads = min(len(cores), _THREADS)
+    cuts = np.searchsorted(bounds, np.arange(1, threads) * vaddrs.size / threads)
+    cuts = np.unique(np.clip(np.concatenate([[0], cuts, [len(cores)]]), 0, len(cores)))
+    runs = list(zip(cuts[:-1].tolist(), cuts[1:].tolist()))
+    if len(runs) > 1 and vaddrs.size >= _PARALLEL_ACCESSES:
+        pending = [_pool().submit(private, a, b) for a, b in runs[1:]]
+        try:
+            private(*runs[0])
+        finally:  # no thread goes on changing the state once this returns or raises
+            for job in pending:
+                job.result()
+    else:
+        private(0, len(cores))
+    _kernels.shared_passes(vaddrs, bounds, first.arena.buffer, geometry, split, adds,
+                           first._cache_ns, nodes_ns, counts, totals, ahead, codes, lines,
+                           written)
     return [ChunkStats(int(sizes[c]), float(totals[c]), tlb_counts[c, :-1],
                        int(tlb_counts[c, -1]), counts[c, 0], counts[c, 1], n_cache)
             for c in range(len(cores))]
