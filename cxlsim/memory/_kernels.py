@@ -217,8 +217,9 @@ def access_chunk(vaddrs, frames, nodes, va_base, page_shift, table_base, table_n
 # :func:`access_chunk` after the previous core's. A core's TLBs and private caches never
 # depend on what a shared level answers (a miss fills whatever the next level says), so
 # the work splits exactly: :func:`private_pass`, one core at a time and the cores in
-# parallel, runs a chunk through the TLBs and private caches and records, in order, what
-# the shared pass must do; :func:`shared_pass`, serially in core order, runs those
+# parallel (host threads, see :func:`cxlsim.memory.hierarchy.access_cores`), runs a
+# chunk through the TLBs and private caches and records, in order, what the shared
+# pass must do; :func:`shared_pass`, serially in core order, runs those
 # records through the shared levels and the memory nodes and adds the latencies up in
 # the very order :func:`access_chunk` does (floating-point sums depend on it).
 #
@@ -229,8 +230,9 @@ def access_chunk(vaddrs, frames, nodes, va_base, page_shift, table_base, table_n
 # core's ``lines``. Adds of exactly 0.0 are left out (``x + 0.0 == x`` for every sum of
 # non-negative latencies, which starts at +0.0).
 
-#: Codes of one access at most: a lookup per TLB level, then the walk's and data reference.
 def codes_per_access(n_tlb: int, levels: int) -> int:
+    """Codes of one access at most: a TLB lookup per level, then the walk's ``levels``
+    references and the data reference."""
     return n_tlb + levels + 1
 
 
