@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from conftest import REPO
 from cxlsim.config import load_document, validate_document
-from cxlsim.memory import CoreMemory, CpuParams, PageTable, ReferenceCore
+from cxlsim.memory import CoreMemory, CpuParams, PageTable, ReferenceCore, access_cores
 
 GiB = 2**30
 
@@ -124,6 +124,90 @@ def test_prefetching_ahead_changes_nothing(narrow, data):
     assert (ahead.tlb_hits == plain.tlb_hits).all() and (ahead.data == plain.data).all()
     assert (ahead.walk_refs == plain.walk_refs).all()
     assert (core.arena.buffer == again.arena.buffer).all()
+
+#: Test CPUs for cores run together: a clock whose cycles are not whole nanoseconds (the
+#: latency sums then depend on their order); TOY's L2 shared by pairs (two shared
+#: levels); nothing shared (each core on its own).
+_ODD = {"frequency": 2.7e9}
+SPLIT_CPUS = {
+    "toy": TOY.model_copy(update=_ODD),
+    "narrow": NARROW.model_copy(update=_ODD),
+    "shared L2": TOY.model_copy(update={**_ODD, "caches": [
+        TOY.caches[0], TOY.caches[1].model_copy(update={"shared_by": 2}), TOY.caches[2]]}),
+    "private": TOY.model_copy(update={**_ODD, "caches": [
+        *TOY.caches[:2], TOY.caches[2].model_copy(update={"shared_by": 1})]}),
+}
+
+
+@settings(max_examples=40, deadline=None)
+@given(cpu=st.sampled_from(sorted(SPLIT_CPUS)), page_size=st.sampled_from([4096, 2**21]),
+       nodes=st.integers(1, 3), complexes=st.integers(1, 2), per=st.integers(1, 4),
+       threaded=st.booleans(), prefetch=st.booleans(), data=st.data())
+def test_cores_run_together_as_one_after_another(cpu, page_size, nodes, complexes, per,
+                                                 threaded, prefetch, data):
+    """access_cores (private passes, in parallel when ``threaded``, then the shared
+    levels in core order) gives every core the counts and latency, to the last bit, and
+    the caches the words that running the cores one after another gives."""
+    import cxlsim.memory._kernels as kernels
+    import cxlsim.memory.hierarchy as hierarchy
+
+    cpu = SPLIT_CPUS[cpu]
+    limit = min((n for n in cpu.sharing if n > 1), default=1)
+    if limit == 1:  # nothing shared: every core on its own
+        complexes, per = complexes * per, 1
+    per = min(per, limit)
+    pages = {4096: 64, 2**21: 4}[page_size]
+    pt = _table(page_size, pages, nodes, shuffled=True)
+    memory_ns = [50.3, 81.7, 133.1][:nodes]
+
+    def build() -> list[CoreMemory]:
+        cores = []
+        for _ in range(complexes):
+            first = CoreMemory(cpu, pt, memory_ns)
+            cores += [first] + [CoreMemory(cpu, pt, memory_ns, complex_of=first)
+                                for _ in range(per - 1)]
+        return cores
+
+    alone, together = build(), build()
+    # the complexes' cores interleaved in some order
+    order = data.draw(st.permutations(range(len(alone))))
+    spots = data.draw(st.lists(st.integers(0, pages * page_size - 8), min_size=1, max_size=64))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(hierarchy, "_PARALLEL_ACCESSES", 0 if threaded else 1 << 62)
+        mp.setattr(hierarchy, "_THREADS", 2 if threaded else 1)
+        mp.setattr(kernels, "PREFETCH_BYTES", 0 if prefetch else kernels.PREFETCH_BYTES)
+        for _ in range(data.draw(st.integers(1, 3))):
+            chunks = [GiB + np.array(data.draw(st.lists(st.sampled_from(spots), max_size=200)),
+                                     dtype=np.int64) for _ in order]
+            latency = data.draw(st.sampled_from([None, [x + 7.9 for x in memory_ns]]))
+            want = [alone[c].access(chunk, latency) for c, chunk in zip(order, chunks)]
+            got = access_cores([together[c] for c in order], chunks, latency)
+            for w, g in zip(want, got):
+                assert g.accesses == w.accesses and g.latency_ns == w.latency_ns
+                assert g.walks == w.walks and (g.tlb_hits == w.tlb_hits).all()
+                assert (g.data == w.data).all() and (g.walk_refs == w.walk_refs).all()
+            for a, b in zip(alone, together):
+                assert a.arena.buffer.dtype == b.arena.buffer.dtype
+                assert (a.arena.buffer == b.arena.buffer).all()
+
+
+def test_cores_run_together_raise_on_an_unmapped_page():
+    import cxlsim.memory.hierarchy as hierarchy
+
+    pt = PageTable(4096, va_base=GiB, va_size=8 * 4096)
+    pt.map(GiB, 4096)
+    a = CoreMemory(TOY, pt)
+    b = CoreMemory(TOY, pt, complex_of=a)
+    good, bad = np.full(5000, GiB), np.full(5000, GiB + 4096)
+    for threads in (1, 2):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(hierarchy, "_THREADS", threads)
+            for chunks in ([good, bad], [bad, good]):
+                with pytest.raises(IndexError, match="not mapped"):
+                    access_cores([a, b], chunks)
+    with pytest.raises(ValueError, match="2 cores but 1 chunks"):
+        access_cores([a, b], [good])
+
 
 @pytest.mark.parametrize("page_size, levels", [(4096, 4), (2**21, 3), (2**30, 2)])
 def test_a_cold_access_walks_every_level_through_the_caches(page_size, levels):

@@ -30,7 +30,7 @@ from cxlsim.memory.dram import DramParams, DramTarget
 from cxlsim.memory.epoch import Demand, EpochEngine, Equilibrium, MemorySystem
 from cxlsim.memory.expander import ExpanderTarget
 from cxlsim.memory.curvefile import CurveFileSpec, load_curve_file, load_curves, write_curves
-from cxlsim.memory.hierarchy import ChunkStats, CoreMemory, CpuParams
+from cxlsim.memory.hierarchy import ChunkStats, CoreMemory, CpuParams, access_cores
 from cxlsim.memory.kernel import KernelMemory, KernelParams
 from cxlsim.memory.loaded import CurveTarget, MemoryNode, model_curves
 from cxlsim.memory.mempolicy import MemPolicy, OutOfMemoryError, PagePlacement
@@ -46,5 +46,5 @@ __all__ = [
     "Equilibrium", "ExpanderTarget", "KernelMemory", "KernelParams", "MemPolicy",
     "MemoryNode", "MemorySystem", "Numa", "NumaParams", "OutOfMemoryError", "PagePlacement",
     "PageTable", "Placement", "ReferenceCore", "SetAssociative", "TlbArrayParams", "TlbParams",
-    "load_curve_file", "load_curves", "model_curves", "policy_shares", "write_curves",
+    "access_cores", "load_curve_file", "load_curves", "model_curves", "policy_shares", "write_curves",
 ]

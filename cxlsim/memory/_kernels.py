@@ -208,3 +208,171 @@ def access_chunk(vaddrs, frames, nodes, va_base, page_shift, table_base, table_n
                 counts[kind, n_cache + node] += 1
                 total += memory_ns[node]
     return total
+
+
+# --------------------------------------------------------------------- cores of a complex
+#
+# The cores of a complex share their last cache levels, which see the cores' references
+# in core order (core 0's chunk, then core 1's), as if each core's chunk ran through
+# :func:`access_chunk` after the previous core's. A core's TLBs and private caches never
+# depend on what a shared level answers (a miss fills whatever the next level says), so
+# the work splits exactly: :func:`private_pass`, one core at a time and the cores in
+# parallel (host threads, see :func:`cxlsim.memory.hierarchy.access_cores`), runs a
+# chunk through the TLBs and private caches and records, in order, what the shared
+# pass must do; :func:`shared_pass`, serially in core order, runs those
+# records through the shared levels and the memory nodes and adds the latencies up in
+# the very order :func:`access_chunk` does (floating-point sums depend on it).
+#
+# The record of a core is one stream of ``uint16`` codes: code ``k < len(adds)`` adds
+# ``adds[k]`` (a TLB lookup or a private hit; ``adds`` holds the TLB levels' then the
+# private cache levels' latencies), any other code is a reference that missed every
+# private level: ``kind | node << 1`` above ``len(adds)``, its line the next one of the
+# core's ``lines``. Adds of exactly 0.0 are left out (``x + 0.0 == x`` for every sum of
+# non-negative latencies, which starts at +0.0).
+
+def codes_per_access(n_tlb: int, levels: int) -> int:
+    """Codes of one access at most: a TLB lookup per level, then the walk's ``levels``
+    references and the data reference."""
+    return n_tlb + levels + 1
+
+
+@njit(cache=True)
+def private_pass(vaddrs, frames, nodes, va_base, page_shift, table_base, table_node,
+                 state, tlbs, caches, split, line_shift, adds, tlb_counts, counts, ahead,
+                 codes, lines) -> tuple:
+    """Run ``vaddrs`` through one core's TLBs and its private cache levels (the first
+    ``split`` rows of ``caches``); count what they serve (``tlb_counts``, ``counts`` as in
+    :func:`access_chunk`) and write the shared pass's record into ``codes`` and ``lines``.
+    Returns (codes written, lines written)."""
+    n_tlb = tlbs.shape[0]
+    n_add = adds.shape[0]
+    levels = table_base.shape[0]
+    offset_mask = (1 << page_shift) - 1
+    n = vaddrs.shape[0]
+    k = 0  # codes written
+    m = 0  # lines written
+    for i in range(n):
+        if ahead and i + 2 * ahead < n:
+            page = (vaddrs[i + 2 * ahead] - va_base) >> page_shift
+            if 0 <= page < frames.shape[0]:
+                prefetch(frames, page)
+                prefetch(nodes, page)
+        va = vaddrs[i]
+        page = mapped_page(va, va_base, page_shift, frames)
+        if page < 0:
+            raise IndexError("access to a virtual page that is not mapped")
+        if nodes[page] < 0:
+            raise IndexError("access to a virtual page on no memory node (not resident)")
+        vpn = va >> page_shift
+        t = 0
+        while t < n_tlb:
+            if adds[t] != 0.0:
+                codes[k] = t
+                k += 1
+            if lookup(state, tlbs[t, 0], tlbs[t, 1], tlbs[t, 2], tlbs[t, 3], vpn):
+                break
+            t += 1
+        tlb_counts[t] += 1
+        walk = levels if t == n_tlb else 0
+        for ref in range(walk + 1):
+            if ref < walk:
+                kind, node = 1, table_node
+                line = pte_address(va, ref, levels, page_shift, table_base) >> line_shift
+            else:
+                kind, node = 0, nodes[page]
+                line = ((frames[page] << page_shift) | (va & offset_mask)) >> line_shift
+            served = split
+            for c in range(split):
+                if lookup(state, caches[c, 0], caches[c, 1], caches[c, 2], caches[c, 3], line):
+                    served = c
+                    break
+            if served < split:
+                counts[kind, served] += 1
+                if adds[n_tlb + served] != 0.0:
+                    codes[k] = n_tlb + served
+                    k += 1
+            else:
+                codes[k] = n_add + (kind | (node << 1))
+                k += 1
+                lines[m] = line
+                m += 1
+    return k, m
+
+
+@njit(cache=True)
+def shared_pass(state, caches, split, cache_ns, memory_ns, adds, codes, lines, counts,
+                ahead) -> float:
+    """Run a core's record (:func:`private_pass`) through the shared cache levels (rows
+    ``split`` on of ``caches``) and the memory nodes; count what they serve into
+    ``counts`` and return the core's total latency (ns)."""
+    n_cache = caches.shape[0]
+    n_add = adds.shape[0]
+    last = caches[n_cache - 1]
+    n_line = lines.shape[0]
+    total = 0.0
+    m = 0
+    for k in range(codes.shape[0]):
+        code = np.int64(codes[k])
+        if code < n_add:
+            total += adds[code]
+            continue
+        if ahead and m + ahead < n_line:
+            prefetch(state, set_row(last[0], last[1], last[2], lines[m + ahead]))
+        line = lines[m]
+        m += 1
+        ref = code - n_add
+        kind, node = ref & 1, ref >> 1
+        served = n_cache
+        for c in range(split, n_cache):
+            if lookup(state, caches[c, 0], caches[c, 1], caches[c, 2], caches[c, 3], line):
+                served = c
+                break
+        if served < n_cache:
+            counts[kind, served] += 1
+            total += cache_ns[served]
+        else:
+            counts[kind, n_cache + node] += 1
+            total += memory_ns[node]
+    return total
+
+
+@njit(cache=True, nogil=True)
+def private_passes(first, last, vaddrs, bounds, frames, nodes, va_base, page_shift,
+                   table_base, table_node, state, tlbs, caches, split, line_shift, adds,
+                   tlb_counts, counts, ahead, codes, lines, written) -> None:
+    """:func:`private_pass` of cores ``first`` to ``last - 1`` of a complex, each on its
+    chunk ``vaddrs[bounds[c]:bounds[c + 1]]``: ``tlbs[c]``, ``caches[c]``,
+    ``tlb_counts[c]``, ``counts[c]`` are core ``c``'s; its record goes to ``codes`` and
+    ``lines`` from ``bounds[c]`` times the words an access may need
+    (:func:`codes_per_access`, ``len(table_base) + 1``), and how much it wrote to
+    ``written[c]``. Releases the GIL: threads run disjoint ranges of cores."""
+    per_code = codes.shape[0] // max(vaddrs.shape[0], 1)
+    per_line = lines.shape[0] // max(vaddrs.shape[0], 1)
+    for c in range(first, last):
+        lo, hi = bounds[c], bounds[c + 1]
+        # counters local to the call: the cores' rows may share host cache lines
+        tlb_c = np.zeros(tlb_counts.shape[1], dtype=np.int64)
+        cnt = np.zeros((counts.shape[1], counts.shape[2]), dtype=np.int64)
+        k, m = private_pass(vaddrs[lo:hi], frames, nodes, va_base, page_shift, table_base,
+                            table_node, state, tlbs[c], caches[c], split, line_shift, adds,
+                            tlb_c, cnt, ahead, codes[lo * per_code:hi * per_code],
+                            lines[lo * per_line:hi * per_line])
+        written[c, 0] = k
+        written[c, 1] = m
+        tlb_counts[c] += tlb_c
+        counts[c] += cnt
+
+
+@njit(cache=True)
+def shared_passes(vaddrs, bounds, state, caches, split, adds, cache_ns, memory_ns, counts,
+                  totals, ahead, codes, lines, written) -> None:
+    """:func:`shared_pass` of every core of a complex in core order, after
+    :func:`private_passes` (same layout); ``memory_ns[c]`` is core ``c``'s node latencies,
+    ``totals[c]`` gets its total latency."""
+    per_code = codes.shape[0] // max(vaddrs.shape[0], 1)
+    per_line = lines.shape[0] // max(vaddrs.shape[0], 1)
+    for c in range(bounds.shape[0] - 1):
+        at_code, at_line = bounds[c] * per_code, bounds[c] * per_line
+        totals[c] = shared_pass(state, caches[c], split, cache_ns, memory_ns[c], adds,
+                                codes[at_code:at_code + written[c, 0]],
+                                lines[at_line:at_line + written[c, 1]], counts[c], ahead)

@@ -43,6 +43,7 @@ import numpy as np
 
 from cxlsim.memory.dram import DramParams, DramTarget
 from cxlsim.memory.expander import ExpanderTarget
+from cxlsim.memory.hierarchy import access_cores
 from cxlsim.memory.loaded import MemoryNode, Target
 from cxlsim.units import LINE_BYTES
 
@@ -302,8 +303,8 @@ class EpochEngine:
             lat = self.latencies()
             node_ns = np.array([lat[n] for n in self.nodes])
             refs, busy = [], []
-            for core, vaddrs in zip(cores, epoch):
-                stats = core.access(vaddrs, memory_ns=node_ns)
+            n = min(len(cores), len(epoch))  # the cores one after another (see access_cores)
+            for stats in access_cores(list(cores)[:n], list(epoch)[:n], node_ns):
                 caches = stats.caches
                 mem = (stats.data[caches:] + stats.walk_refs[caches:]).astype(float)
                 mem = np.pad(mem, (0, len(self.nodes) - mem.size))

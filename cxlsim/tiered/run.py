@@ -63,7 +63,7 @@ import numpy as np
 from cxlsim.engine import Simulation
 from cxlsim.errors import InputError
 from cxlsim.memory.epoch import EpochEngine, MemorySystem
-from cxlsim.memory.hierarchy import CoreMemory, CpuParams
+from cxlsim.memory.hierarchy import CoreMemory, CpuParams, access_cores
 from cxlsim.memory.kernel import MAX_RECLAIM_RETRIES, KernelMemory
 from cxlsim.memory.pagetable import PageTable
 from cxlsim.memory.placement import Placement
@@ -404,14 +404,14 @@ def _epoch(engine: EpochEngine, cores: list[CoreMemory], core_of: dict[int, int]
     bounds = np.searchsorted(which[by_core], np.arange(len(cores) + 1))
     refs = np.zeros((len(cores), len(nodes)))
     busy = np.zeros(len(cores))
-    for c, core in enumerate(cores):
-        mine = vaddr[by_core[bounds[c]:bounds[c + 1]]]
-        if not mine.size:
-            continue
-        stats = core.access(mine, memory_ns=node_ns)
+    # the cores' chunks one after another (a shared cache sees core 0's, then core 1's)
+    active = [c for c in range(len(cores)) if bounds[c + 1] > bounds[c]]
+    chunks = [vaddr[by_core[bounds[c]:bounds[c + 1]]] for c in active]
+    for c, stats in zip(active, access_cores([cores[c] for c in active], chunks, node_ns)):
         mem = (stats.data[stats.caches:] + stats.walk_refs[stats.caches:]).astype(float)
         refs[c, :mem.size] = mem
-        busy[c] = max(stats.latency_ns - float(refs[c] @ node_ns), 0.0) + compute * mine.size
+        busy[c] = max(stats.latency_ns - float(refs[c] @ node_ns), 0.0) \
+            + compute * stats.accesses
     writes = float(np.mean(records["op"] == WRITE)) if len(vaddr) else 0.0
     engine.read_fraction = 1.0 / (1.0 + writes)
     if copies.any():
