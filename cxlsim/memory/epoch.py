@@ -40,6 +40,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.optimize import brentq
 
 from cxlsim.memory.dram import DramParams, DramTarget
 from cxlsim.memory.expander import ExpanderTarget
@@ -233,13 +234,8 @@ class MemorySystem:
         hi = max(2 * lo, latency[n])
         while excess(hi) < 0:
             lo, hi = hi, 2 * hi
-        while hi - lo > tol * lo:
-            mid = 0.5 * (lo + hi)
-            if excess(mid) < 0:
-                lo = mid
-            else:
-                hi = mid
-        return hi
+        # Brent's method: the bracket's root in ~10 evaluations where bisection took ~40
+        return brentq(excess, lo, hi, xtol=tol * lo, rtol=4 * np.finfo(float).eps)
 
 
 class EpochEngine:

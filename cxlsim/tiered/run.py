@@ -59,6 +59,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 
 from cxlsim.engine import Simulation
 from cxlsim.errors import InputError
@@ -70,7 +71,7 @@ from cxlsim.memory.placement import Placement
 from cxlsim.tiered.damon import Damon, DamonParams
 from cxlsim.tiered.migration import MigrationParams, Migrator
 from cxlsim.tiered.policies import EpochView, Policy
-from cxlsim.traces.native import WRITE
+from cxlsim.tiered.records import EpochRecords, RecordGrouper
 from cxlsim.traces.pages import PAGE_BYTES, PageCompactor
 from cxlsim.units import LINE_BYTES
 
@@ -132,7 +133,7 @@ def survey(chunks: Chunks) -> Survey:
                 fresh = new >= known
                 types[new[fresh]] = chunk["page_type"][first[fresh]]
         counts += np.bincount(ids, minlength=counts.size)
-        for t in np.unique(chunk["thread"]).tolist():
+        for t in np.sort(pd.unique(chunk["thread"])).tolist():  # hashing: no sort of all
             threads.setdefault(int(t), len(threads))
         records += len(ids)
     return Survey(pc, counts, types, sorted(threads, key=threads.get), records)
@@ -167,7 +168,8 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
                       placement=placement)
     table.map(0, table.va_size, node=None)  # frames in first-touch order; the kernel places
     table.max_node = len(nodes) - 1
-    core_of = {t: i % cores for i, t in enumerate(found.threads)}
+    grouper = RecordGrouper({t: i % cores for i, t in enumerate(found.threads)}, cores,
+                            PAGE_BYTES.bit_length() - 1)
     hierarchy = _cores(cpu, table, cores, len(nodes))
     engine = EpochEngine(memory, mlp or cpu.mlp)
     run = TraceRun(nodes, placement)
@@ -203,7 +205,7 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
             # the epoch's resident pages are referenced before its new ones allocate, so
             # direct reclaim does not take back pages the epoch is using
             kernel.touch(distinct[kernel.node[distinct] >= 0])
-            _allocate(kernel, policy, ids)
+            _allocate(kernel, policy, ids, distinct)
             shootdown(by_task=True)  # direct reclaim's
             kernel.touch(distinct)
             placement.access(distinct, counts)
@@ -212,7 +214,6 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
             faults = distinct[marked[distinct] >= 0]  # first touch since marked: a fault
             latency = sim.env.now - marked[faults]
             marked[faults] = -1.0
-            vaddr = ids << 12 | (records["addr"].astype(np.int64) & (PAGE_BYTES - 1))
             reclaim = (kernel.vmstat()["pgdemote_direct"] - direct) * migration.cost
             stall = reclaim + faults.size * (scanner.fault_cost if scanner else 0.0) \
                 + owed_task[0]
@@ -221,7 +222,7 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
             now = _moves(kernel)
             copies[:] += (now - moved).sum(axis=0) * LINES_PER_PAGE
             moved = now
-            row = _epoch(engine, hierarchy, core_of, vaddr, records, nodes, copies, stall,
+            row = _epoch(engine, hierarchy, grouper.group(ids, records), nodes, copies, stall,
                          owed_core, compute)
             row["reclaim_stall_ns"] = reclaim
             row["numa_hint_faults"] = int(faults.size)
@@ -294,19 +295,19 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
     return run
 
 
-def _allocate(kernel: KernelMemory, policy: Policy, ids: np.ndarray) -> None:
-    """First touch of an epoch's non-resident pages (``ids``: its accesses), in the
-    order of their first access: each group aiming at one node is allocated there by the
-    kernel, falling back as its allocator does. Pages direct reclaim took back meanwhile are allocated again, until
-    every page of the epoch is resident; ``MAX_RECLAIM_RETRIES`` rounds in a row without
-    fewer pages missing mean reclaim keeps pace with the epoch (an InputError)."""
+def _allocate(kernel: KernelMemory, policy: Policy, ids: np.ndarray,
+              distinct: np.ndarray) -> None:
+    """First touch of an epoch's non-resident pages (``ids``: its accesses, ``distinct``:
+    its pages), in the order of their first access: each group aiming at one node is
+    allocated there by the kernel, falling back as its allocator does. Pages direct
+    reclaim took back meanwhile are allocated again, until every page of the epoch is
+    resident; ``MAX_RECLAIM_RETRIES`` rounds in a row without fewer pages missing mean
+    reclaim keeps pace with the epoch (an InputError)."""
     missing, stuck = ids.size + 1, 0
-    while True:
+    while (kernel.node[distinct] < 0).any():
         fresh = ids[kernel.node[ids] < 0]
         _, first = np.unique(fresh, return_index=True)
         fresh = fresh[np.sort(first)]
-        if not fresh.size:
-            return
         stuck = stuck + 1 if fresh.size >= missing else 0
         if stuck >= MAX_RECLAIM_RETRIES:
             raise InputError(f"an epoch touches more pages than memory keeps: reclaim takes "
@@ -386,9 +387,9 @@ def _epochs(chunks: Chunks, epoch: int) -> Iterator[dict[str, np.ndarray]]:
         yield {k: np.concatenate([c[k] for c in pending]) for k in pending[0]}
 
 
-def _epoch(engine: EpochEngine, cores: list[CoreMemory], core_of: dict[int, int],
-           vaddr: np.ndarray, records: dict[str, np.ndarray], nodes: list[str],
-           copies: np.ndarray, stall: float, core_ns: np.ndarray, compute: float = 0.0) -> dict:
+def _epoch(engine: EpochEngine, cores: list[CoreMemory], grouped: EpochRecords,
+           nodes: list[str], copies: np.ndarray, stall: float, core_ns: np.ndarray,
+           compute: float = 0.0) -> dict:
     """One epoch: each core's records through its hierarchy (each record after
     ``compute`` ns of other work), then the nodes' equilibrium with the kernel's page
     copies as one more stream (its time is not the app's); the task's kernel ``stall``
@@ -396,23 +397,18 @@ def _epoch(engine: EpochEngine, cores: list[CoreMemory], core_of: dict[int, int]
     flushes) on core ``c``."""
     latency = engine.latencies()
     node_ns = np.array([latency[n] for n in nodes])
-    keys = np.fromiter(core_of, np.int64, len(core_of))
-    order = np.argsort(keys)
-    which = np.fromiter(core_of.values(), np.int64, len(core_of))[order][
-        np.searchsorted(keys[order], records["thread"].astype(np.int64))]
-    by_core = np.argsort(which, kind="stable")          # each core's records, in order
-    bounds = np.searchsorted(which[by_core], np.arange(len(cores) + 1))
+    vaddr, bounds = grouped.vaddr, grouped.bounds
     refs = np.zeros((len(cores), len(nodes)))
     busy = np.zeros(len(cores))
     # the cores' chunks one after another (a shared cache sees core 0's, then core 1's)
     active = [c for c in range(len(cores)) if bounds[c + 1] > bounds[c]]
-    chunks = [vaddr[by_core[bounds[c]:bounds[c + 1]]] for c in active]
+    chunks = [vaddr[bounds[c]:bounds[c + 1]] for c in active]
     for c, stats in zip(active, access_cores([cores[c] for c in active], chunks, node_ns)):
         mem = (stats.data[stats.caches:] + stats.walk_refs[stats.caches:]).astype(float)
         refs[c, :mem.size] = mem
         busy[c] = max(stats.latency_ns - float(refs[c] @ node_ns), 0.0) \
             + compute * stats.accesses
-    writes = float(np.mean(records["op"] == WRITE)) if len(vaddr) else 0.0
+    writes = grouped.writes / len(vaddr) if len(vaddr) else 0.0
     engine.read_fraction = 1.0 / (1.0 + writes)
     if copies.any():
         times = engine.step(np.vstack([refs, copies]), np.append(busy, 0.0))[:len(cores)]

@@ -5,7 +5,7 @@ stack and libraries terabytes apart. Per-page state sized by the address range w
 fit; :class:`PageCompactor` numbers the pages a trace touches in first-seen order, chunk
 by chunk, so the page table and every per-page array are sized by the footprint. The
 mapping is an open-addressing hash table (Fibonacci hashing, linear probing, at most half
-full) walked by a compiled loop, one probe sequence per record: a new page gets the next
+full, each slot's key beside its id) walked by a compiled loop, one probe sequence per record: a new page gets the next
 id where it is first met. (Hashing each chunk's distinct pages with pandas and merging
 them into a sorted array cost ~10x more: sorting, binary searches over the footprint.)
 """
@@ -27,35 +27,42 @@ def _slot(page: np.uint64, bits: int) -> np.uint64:
 
 
 @njit(cache=True)
-def _number(pages, keys, ids, order, count, bits, start, out) -> tuple[int, int]:
+def _number(pages, table, order, count, bits, start, out) -> tuple[int, int]:
     """Give ``out[i]`` the id of ``pages[i]`` from ``start`` on, numbering new pages from
     ``count`` (their page numbers appended to ``order``). Stops where the table would
     become more than half full; returns ``(next i, count)``."""
     mask = (np.uint64(1) << np.uint64(bits)) - np.uint64(1)
     for i in range(start, pages.shape[0]):
         page = pages[i]
+        key = page + np.uint64(1)
         s = _slot(page, bits)
-        while ids[s] >= 0 and keys[s] != page:
+        while table[s, 0] != key and table[s, 0] != 0:
             s = (s + np.uint64(1)) & mask
-        if ids[s] < 0:
+        if table[s, 0] == 0:
             if count == order.shape[0]:  # room for half as many ids as slots
                 return i, count
-            keys[s], ids[s] = page, count
+            table[s, 0], table[s, 1] = key, count
             order[count] = page
             count += 1
-        out[i] = ids[s]
+        out[i] = table[s, 1]
     return pages.shape[0], count
 
 
 @njit(cache=True)
-def _rehash(order, count, keys, ids, bits) -> None:
+def _rehash(order, count, table, bits) -> None:
     """Insert pages ``order[:count]`` (ids = positions) into an empty table."""
     mask = (np.uint64(1) << np.uint64(bits)) - np.uint64(1)
     for n in range(count):
         s = _slot(order[n], bits)
-        while ids[s] >= 0:
+        while table[s, 0] != 0:
             s = (s + np.uint64(1)) & mask
-        keys[s], ids[s] = order[n], n
+        table[s, 0], table[s, 1] = order[n] + np.uint64(1), n
+
+
+def _table(bits: int) -> np.ndarray:
+    """An empty table of ``2**bits`` slots: (page number + 1, id), 0 marking a free slot;
+    a slot's key and id share a host cache line (one miss a probe, not two)."""
+    return np.zeros((1 << bits, 2), np.uint64)
 
 
 class PageCompactor:
@@ -66,8 +73,7 @@ class PageCompactor:
             raise ValueError(f"page size must be a power of two bytes, not {page_bytes!r}")
         self.shift = page_bytes.bit_length() - 1
         self._bits = 6                              # the table has 2^bits slots
-        self._keys = np.zeros(1 << self._bits, np.uint64)
-        self._ids = np.full(1 << self._bits, -1, np.int64)  # -1: empty slot
+        self._table = _table(self._bits)
         self._order = np.empty(1 << (self._bits - 1), np.uint64)  # page of each id
         self._count = 0
 
@@ -87,8 +93,8 @@ class PageCompactor:
         out = np.empty(page.shape[0], np.int64)
         done = 0
         while True:
-            done, self._count = _number(page, self._keys, self._ids, self._order,
-                                        self._count, self._bits, done, out)
+            done, self._count = _number(page, self._table, self._order, self._count,
+                                        self._bits, done, out)
             if done == page.shape[0]:
                 return out
             self._grow()
@@ -96,9 +102,8 @@ class PageCompactor:
     def _grow(self) -> None:
         """Double the table (and the room for ids) and reinsert every page."""
         self._bits += 1
-        self._keys = np.zeros(1 << self._bits, np.uint64)
-        self._ids = np.full(1 << self._bits, -1, np.int64)
+        self._table = _table(self._bits)
         order = np.empty(1 << (self._bits - 1), np.uint64)
         order[:self._count] = self._order[:self._count]
         self._order = order
-        _rehash(self._order, self._count, self._keys, self._ids, self._bits)
+        _rehash(self._order, self._count, self._table, self._bits)

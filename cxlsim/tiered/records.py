@@ -1,0 +1,73 @@
+"""An epoch's trace records grouped by the core that made them, in one compiled pass.
+
+Each core's hierarchy takes its records in trace order, as virtual addresses in the
+compacted address space (dense page id, then the offset in the page). With numpy the
+grouping is a searchsorted of every record's thread, a stable argsort and a gather, and
+counting writes a boolean mean: ~0.6 ms for a 65,536-record epoch, a tenth of the
+run's time outside the hierarchy kernel. Two sequential loops over the records (count per
+core, then place) do it in a fraction of that. Distinct pages stay with ``np.unique``:
+sorting is kinder to the host's caches than a footprint-sized scratch array, which the
+kernel's state has just evicted (measured: 2.2 ms an epoch against 0.3-1.1 ms).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from cxlsim.traces.native import WRITE
+
+
+@dataclass
+class EpochRecords:
+    """One epoch's records: ``vaddr[bounds[c]:bounds[c + 1]]`` are core ``c``'s, in
+    trace order; ``writes`` of them write."""
+
+    vaddr: np.ndarray
+    bounds: np.ndarray
+    writes: int
+
+
+@njit(cache=True, nogil=True)
+def _group(ids, addr, thread, op, keys, core_of, page_shift, write, vaddr, bounds) -> int:
+    """Fill ``vaddr`` with the records' virtual addresses grouped by core (``bounds[c]``:
+    where core ``c``'s start); returns how many records write."""
+    n = ids.shape[0]
+    core = np.empty(n, np.int32)
+    bounds[:] = 0
+    writes = 0
+    for i in range(n):
+        c = core_of[np.searchsorted(keys, thread[i])]
+        core[i] = c
+        bounds[c + 1] += 1
+        writes += op[i] == write
+    for c in range(bounds.shape[0] - 1):
+        bounds[c + 1] += bounds[c]
+    fill = bounds[:-1].copy()
+    offset = np.uint64((1 << page_shift) - 1)
+    for i in range(n):
+        c = core[i]
+        vaddr[fill[c]] = (np.int64(ids[i]) << page_shift) | np.int64(addr[i] & offset)
+        fill[c] += 1
+    return writes
+
+
+class RecordGrouper:
+    """Groups the epochs of a trace whose threads run on the cores ``core_of`` says
+    (thread -> core, ``cores`` of them), pages of ``2**page_shift`` bytes."""
+
+    def __init__(self, core_of: dict[int, int], cores: int, page_shift: int) -> None:
+        self._keys = np.array(sorted(core_of), dtype=np.int64)
+        self._core_of = np.array([core_of[k] for k in self._keys.tolist()], dtype=np.int64)
+        self._cores = cores
+        self._shift = page_shift
+
+    def group(self, ids: np.ndarray, records: dict[str, np.ndarray]) -> EpochRecords:
+        """Group one epoch's records (``ids``: their dense page ids)."""
+        vaddr = np.empty(ids.shape[0], np.int64)
+        bounds = np.zeros(self._cores + 1, np.int64)
+        writes = _group(ids, records["addr"], records["thread"], records["op"], self._keys,
+                        self._core_of, self._shift, WRITE, vaddr, bounds)
+        return EpochRecords(vaddr, bounds, int(writes))
