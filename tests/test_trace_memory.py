@@ -12,6 +12,7 @@ from cxlsim.errors import InputError
 from cxlsim.experiments import load_experiment
 from cxlsim.memory.epoch import Demand
 from cxlsim.tiered import policies
+from cxlsim.tiered.policies.static import Oracle, Static
 from cxlsim.traces import import_trace
 
 BASE = """name: tm
@@ -35,7 +36,7 @@ def _run(tmp_path, *overrides, **kw):
     return _spec(tmp_path, overrides=overrides, **kw).run()
 
 
-class PromoteAll(policies.Static):
+class PromoteAll(Static):
     """A toy policy: promote every accessed CXL page to DRAM after each epoch."""
 
     name = "promote-all"
@@ -246,7 +247,7 @@ def test_the_oracle_aims_only_as_many_hot_pages_at_dram_as_fit_above_its_min_wat
     from cxlsim.memory.numa import Numa
     numa = Numa({"nodes": [{"cpus": 2, "memory": "40 KiB"}, {"memory": "1 MiB"}]})
     counts = np.array([5, 9, 1, 7, 3, 8, 2, 6, 4, 0])       # 10 pages, DRAM holds 10
-    oracle = policies.Oracle(numa, 10, counts=counts, room=np.array([4, 250]))
+    oracle = Oracle(numa, 10, counts=counts, room=np.array([4, 250]))
     target, _ = oracle.preferred(np.arange(10))
     assert np.flatnonzero(target == 0).tolist() == [1, 3, 5, 7]   # the 4 hottest
 

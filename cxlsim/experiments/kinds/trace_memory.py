@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import plotly.express as px
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import Field, PrivateAttr, ValidationError, ValidationInfo, field_validator, model_validator
 
 from cxlsim.config.base import StrictModel
 from cxlsim.errors import InputError
@@ -100,7 +100,11 @@ class TraceMemoryExperiment(MemoryExperiment):
     kind: str = "trace-memory"
     trace: str | GeneratedTrace = Field(description=(
         "a native trace file (path relative to this file) or {generate: KIND, n: N, ...}"))
-    policy: str = Field("static", description="placement policy: " + ", ".join(POLICIES))
+    policy: str = Field("static", description=(
+        "placement policy: " + ", ".join(POLICIES) + "; or {name: NAME, tunable: value, "
+        "...} with the policy's tunables (cxlsim describe lists them)"))
+    policy_params: dict[str, Any] = Field(default_factory=dict, description=(
+        "the policy's tunables (what a mapping under policy: holds besides its name)"))
     mempolicy: MemPolicy = Field(default_factory=MemPolicy, description=(
         "memory policy of first touch (static): numactl text, e.g. '--interleave=0,1' "
         "(empty: local), or {mode, nodes, weights} for weighted interleave with weights"))
@@ -121,11 +125,47 @@ class TraceMemoryExperiment(MemoryExperiment):
     migration: MigrationParams = Field(default_factory=MigrationParams, description=(
         "page migration's costs and limits: per-page kernel time, TLB shootdowns, "
         "promotion/demotion rate limits, busy pages"))
+    _params: Any = PrivateAttr(None)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _policy_mapping(cls, data: Any) -> Any:
+        """``policy: {name: NAME, ...}`` is the name and ``policy_params``."""
+        if isinstance(data, dict) and isinstance(data.get("policy"), dict):
+            spec = dict(data["policy"])
+            if "name" not in spec:
+                raise ValueError("policy: a mapping needs the policy's name (name: ...)")
+            data = {**data, "policy": spec.pop("name"),
+                    "policy_params": {**data.get("policy_params", {}), **spec}}
+        return data
 
     @field_validator("policy")
     @classmethod
     def _policy(cls, name: str) -> str:
         return _one_of(name, POLICIES)
+
+    @model_validator(mode="after")
+    def _policy_settings(self) -> "TraceMemoryExperiment":
+        """The policy's tunables are valid, and the kernel switches it implies are on
+        (a file setting one of them otherwise is refused)."""
+        kind = POLICIES[self.policy]
+        try:
+            params = kind.Params.model_validate(self.policy_params)
+        except ValidationError as err:
+            first = err.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise ValueError(f"policy_params.{where}: {first['msg']} (policy {self.policy}; "
+                             f"tunables: {', '.join(kind.Params.model_fields) or 'none'})"
+                             ) from None
+        self._params = params
+        for block, wanted in vars(kind.switches(params)).items():
+            model = getattr(self, block)
+            for key, value in wanted.items():
+                if key in model.model_fields_set and getattr(model, key) != value:
+                    raise ValueError(f"{block}.{key}: policy {self.policy} needs {value!r}; "
+                                     f"the file sets {getattr(model, key)!r}")
+            object.__setattr__(self, block, model.model_copy(update=wanted))  # frozen model
+        return self
 
     @field_validator("mempolicy")
     @classmethod
@@ -172,7 +212,7 @@ class TraceMemoryExperiment(MemoryExperiment):
             kernel = KernelMemory(numa, placement, self.kernel)
             policy = kind(numa, found.footprint, self.mempolicy,
                           found.counts if kind.needs_counts else None,
-                          kernel.capacity - kernel.wmark[:, WMARK_MIN])
+                          kernel.capacity - kernel.wmark[:, WMARK_MIN], self._params)
             cores = min(self.workers if self.threads else len(found.threads), self.cpu.cores)
             run = simulate(chunks, found, self.memory(), self.cpu, policy, kernel, cores,
                            self.epoch, self.seed, self.kswapd_interval, self.thread_mlp,

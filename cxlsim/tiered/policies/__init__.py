@@ -1,0 +1,20 @@
+"""Page-placement policies of the trace-driven run, by name: where each page goes.
+
+The interface (what a policy sees, its tunables, the kernel switches it implies) is
+:mod:`cxlsim.tiered.policies.base`; each policy family is a module of its own. The
+registry :data:`POLICIES` maps names to classes:
+
+* :mod:`~cxlsim.tiered.policies.static`: ``static`` (first touch by a memory policy,
+  never moving: default Linux without tiering), ``oracle`` (the best static placement,
+  known in advance), ``all-local`` and ``all-cxl`` (the bounds).
+"""
+
+from __future__ import annotations
+
+from cxlsim.tiered.policies import static
+from cxlsim.tiered.policies.base import EpochView, Policy, PolicyParams, Switches
+
+#: Policy name -> class.
+POLICIES: dict[str, type[Policy]] = {p.name: p for p in (*static.KINDS,)}
+
+__all__ = ["POLICIES", "EpochView", "Policy", "PolicyParams", "Switches"]

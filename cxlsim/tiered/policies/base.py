@@ -1,0 +1,98 @@
+"""The policy interface of the trace-driven run: what a policy sees and what it decides.
+
+A policy sees the run's pages as dense ids (first-seen order) and the machine's NUMA
+nodes. At a page's first touch it names the node the allocation aims at (and, for a bind
+policy, the nodes allowed); the kernel's allocator (:class:`~cxlsim.memory.kernel.
+KernelMemory`) decides where it lands -- falling back by distance, reclaiming, demoting.
+Where every page is, its type, when it was allocated and last accessed, its accesses and
+how it last moved are the run's :class:`~cxlsim.memory.placement.Placement`
+(``EpochView.placement``). After each epoch a policy may ask for pages to move.
+
+A policy's tunables are its :attr:`Policy.Params` (a strict model: every field with the
+kernel's default, its sysctl/sysfs name and source in the description), given in an
+experiment as ``policy: {name: NAME, key: value, ...}``. The kernel switches a policy
+stands for (``kernel.numa_balancing=2`` implies the tiering mode, demotion on, the
+hint-fault scanner) are its :meth:`Policy.switches`: the experiment turns them on, and a
+file that sets one of them the other way is an error, not a silent override.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from cxlsim.config.base import StrictModel
+from cxlsim.memory.kernel import KernelMemory
+from cxlsim.memory.mempolicy import MemPolicy
+from cxlsim.memory.numa import Numa
+from cxlsim.memory.placement import Placement
+
+
+@dataclass
+class EpochView:
+    """What a policy sees after an epoch: the pages accessed (dense ids, with repeats),
+    the kernel's memory state (LRU lists, counters, and every page's placement), the epoch's
+    statistics, the pages that took a NUMA hint fault with their fault latency (ns since
+    the scanner marked them), and the access monitor's latest regions."""
+
+    pages: np.ndarray
+    kernel: KernelMemory
+    stats: dict
+    hint_faults: np.ndarray
+    fault_latency: np.ndarray
+    regions: list[tuple[int, int, int, int]]  # the DAMON monitor's last: start, end,
+                                              # nr_accesses, age
+
+    @property
+    def placement(self) -> Placement:
+        """Every page's node, type, allocation and access epochs, accesses and flags."""
+        return self.kernel.placement
+
+
+class PolicyParams(StrictModel):
+    """A policy's tunables (none for the static policies)."""
+
+
+@dataclass(frozen=True)
+class Switches:
+    """Kernel settings a policy stands for: fields of the experiment's ``kernel``
+    (:class:`~cxlsim.memory.kernel.KernelParams`), ``numa_balancing`` and ``damon``
+    blocks, each ``{field: value}``; the experiment applies them and refuses a file that
+    sets one of them otherwise."""
+
+    kernel: dict = field(default_factory=dict)
+    numa_balancing: dict = field(default_factory=dict)
+    damon: dict = field(default_factory=dict)
+
+
+class Policy:
+    """First-touch targets and moves; subclasses register under a name."""
+
+    name = ""
+    Params: type[PolicyParams] = PolicyParams
+    needs_counts = False   # True: wants every page's access count before the run
+    unbounded = False      # True: the nodes it uses are given room for every page
+    in_task = False        # True: its moves are made in the task's context (a hint-fault
+                           # handler), so the task pays them (cxlsim.tiered.migration)
+
+    def __init__(self, numa: Numa, footprint: int, mempolicy: MemPolicy | str = "",
+                 counts: np.ndarray | None = None, room: np.ndarray | None = None,
+                 params: PolicyParams | None = None) -> None:
+        self.numa = numa
+        self.footprint = footprint
+        self.local = int(np.flatnonzero(numa.has_cpus)[0])
+        self.params = params if params is not None else self.Params()
+
+    @classmethod
+    def switches(cls, params: PolicyParams) -> Switches:
+        """The kernel settings this policy with ``params`` stands for (default: none)."""
+        return Switches()
+
+    def preferred(self, pages: np.ndarray) -> tuple[np.ndarray, list[int] | None]:
+        """The node each of ``pages`` aims at, and the nodes allowed (None: any)."""
+        raise NotImplementedError
+
+    def moves(self, epoch: EpochView) -> tuple[np.ndarray, np.ndarray]:
+        """Pages to move after an epoch and their destinations (static: none)."""
+        return np.empty(0, np.int64), np.empty(0, np.int64)
