@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import resources
+from importlib import import_module, resources
 
 import yaml
 
@@ -50,8 +50,12 @@ def targets() -> list[dict[str, str]]:
     return [{k: str(v) for k, v in row.items()} for row in yaml.safe_load(text)]
 
 
+#: Modules of this package whose checks register when imported, a family each.
+CHECK_MODULES = ("checks",)
+
+
 def registered_checks() -> list[tuple[tuple[str, ...], Check]]:
     """The registered checks, importing the modules that define them."""
-    from cxlsim.validation import checks  # noqa: F401  (registers by import)
-
+    for module in CHECK_MODULES:
+        import_module(f"{__package__}.{module}")
     return list(_CHECKS)
