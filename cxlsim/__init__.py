@@ -10,13 +10,20 @@ The public entry points::
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cxlsim.errors import InputError
-from cxlsim.experiments import RunResult, load_experiment
-from cxlsim.topology import load_topology
+from cxlsim.lazy import lazy_attributes
 
 __version__ = "0.1.0"
 __all__ = ["InputError", "RunResult", "load_experiment", "load_topology", "run"]
+__getattr__ = lazy_attributes(__name__, {"RunResult": ".experiments",
+                                         "load_experiment": ".experiments",
+                                         "load_topology": ".topology"})
+
+if TYPE_CHECKING:
+    from cxlsim.experiments import RunResult, load_experiment
+    from cxlsim.topology import load_topology
 
 
 def run(experiment: str | Path, overrides: list[str] | tuple[str, ...] = (),

@@ -9,15 +9,24 @@ common tools' formats, seeded synthetic generators, and summaries.
 
 from __future__ import annotations
 
-from cxlsim.traces.formats import FORMATS, ImportReport, export_trace, import_trace
-from cxlsim.traces.generators import KINDS, generate
-from cxlsim.traces.info import TraceInfo, trace_info
-from cxlsim.traces.native import (
-    ANON, CLOCKS, FIELDS, FILE, READ, WRITE, Trace, TraceMeta, TraceWriter, open_trace,
-    write_trace)
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "ANON", "CLOCKS", "FIELDS", "FILE", "FORMATS", "KINDS", "READ", "WRITE", "ImportReport",
-    "Trace", "TraceInfo", "TraceMeta", "TraceWriter", "export_trace", "generate",
-    "import_trace", "open_trace", "trace_info", "write_trace",
-]
+from cxlsim.lazy import lazy_attributes
+
+_WHERE = {
+    **dict.fromkeys(("FORMATS", "ImportReport", "export_trace", "import_trace"), ".formats"),
+    **dict.fromkeys(("KINDS", "generate"), ".generators"),
+    **dict.fromkeys(("TraceInfo", "trace_info"), ".info"),
+    **dict.fromkeys(("ANON", "CLOCKS", "FIELDS", "FILE", "READ", "WRITE", "Trace",
+                     "TraceMeta", "TraceWriter", "open_trace", "write_trace"), ".native"),
+}
+__all__ = sorted(_WHERE)
+__getattr__ = lazy_attributes(__name__, _WHERE)
+
+if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
+    from cxlsim.traces.formats import FORMATS, ImportReport, export_trace, import_trace
+    from cxlsim.traces.generators import KINDS, generate
+    from cxlsim.traces.info import TraceInfo, trace_info
+    from cxlsim.traces.native import (
+        ANON, CLOCKS, FIELDS, FILE, READ, WRITE, Trace, TraceMeta, TraceWriter, open_trace,
+        write_trace)

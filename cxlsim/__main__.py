@@ -1,0 +1,5 @@
+"""``python -m cxlsim``: the ``cxlsim`` command."""
+
+from cxlsim.cli import main
+
+raise SystemExit(main())

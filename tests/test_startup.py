@@ -1,0 +1,40 @@
+"""Start-up stays light: ``import cxlsim`` and ``cxlsim --help`` import none of the heavy
+libraries (a test of the import graph, not a timing)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("pandas", "plotly", "numba", "scipy", "pyarrow", "simpy", "networkx")
+
+
+def _imported(*args: str) -> set[str]:
+    """Top-level packages a fresh interpreter imports running ``python -X importtime ARGS``."""
+    out = subprocess.run([sys.executable, "-X", "importtime", *args], capture_output=True,
+                         text=True, check=False)
+    names = set()
+    for line in out.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            names.add(line.rsplit("|", 1)[1].strip().split(".")[0])
+    return names
+
+
+@pytest.mark.parametrize("args", [("-c", "import cxlsim"), ("-m", "cxlsim", "--help"),
+                                  ("-m", "cxlsim", "run", "--help")])
+def test_start_up_imports_no_heavy_library(args):
+    imported = _imported(*args)
+    assert "cxlsim" in imported
+    assert not imported & set(HEAVY), sorted(imported & set(HEAVY))
+
+
+def test_the_lazy_names_resolve():
+    import cxlsim
+    import cxlsim.traces as traces
+
+    assert callable(cxlsim.load_experiment) and callable(cxlsim.load_topology)
+    assert traces.WRITE == 1 and "zipfian" in traces.KINDS
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        cxlsim.nope  # noqa: B018
