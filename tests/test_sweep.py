@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -176,3 +177,15 @@ def test_cli_run_sweep_json(tmp_path, capsys):
 def test_swept_values_round_trip_through_set(value):
     assert parse_assignment(f"a.b[0]={_yaml_text(value)}")[1] == value
 
+
+
+def test_a_worker_watches_its_sweeps_process_not_its_forkserver():
+    import subprocess
+
+    from cxlsim.experiments.sweep import _alive, _worker_context
+
+    assert _alive(os.getpid())
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    assert not _alive(child.pid)
+    assert _worker_context().get_start_method() in ("fork", "forkserver", "spawn")

@@ -24,6 +24,7 @@ import multiprocessing
 import numbers
 import os
 import shutil
+import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -330,10 +331,10 @@ def _open_executor(executor: str | Executor | None, jobs: int) -> Iterator[Execu
         if jobs <= 1:
             yield None
         else:
-            # spawn: safe with threads (Jupyter, tqdm) and the same on every OS
-            with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"),
+            with ProcessPoolExecutor(jobs, mp_context=_worker_context(),
                                      initializer=_exit_with_parent,
                                      initargs=(os.getpid(),)) as pool:
+                pool.submit(int).result()  # workers start now, before any progress thread
                 yield pool
     elif isinstance(executor, str) and executor.startswith("dask://") and executor[7:]:
         try:
@@ -347,15 +348,52 @@ def _open_executor(executor: str | Executor | None, jobs: int) -> Iterator[Execu
                          key="executor")
 
 
+#: What a worker imports before its first point: the experiment kinds and what they run.
+PRELOAD = ["cxlsim.experiments.kinds", "cxlsim.experiments.sweep"]
+
+
+def _worker_context() -> multiprocessing.context.BaseContext:
+    """How workers start, cheapest safe way first.
+
+    * Linux, this process single-threaded (the CLI): ``fork`` -- a worker is a copy of
+      this process, everything already imported; forking is unsafe only while other
+      threads may hold locks, and there are none.
+    * Otherwise (Jupyter, tqdm's monitor, a user's threads; macOS, whose system
+      libraries do not survive a fork): ``forkserver`` with :data:`PRELOAD` -- workers
+      forked from a clean single-threaded server that imported cxlsim once, so each
+      starts in milliseconds instead of importing pandas, plotly, numba and every kind
+      anew (about a second).
+    * Where neither exists (Windows): ``spawn``."""
+    methods = multiprocessing.get_all_start_methods()
+    if sys.platform.startswith("linux") and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    if "forkserver" not in methods:
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(PRELOAD)
+    return context
+
+
 def _exit_with_parent(parent: int, poll: float = 0.5) -> None:
     """Worker initializer: end this worker once its parent is gone (e.g. killed by
     SIGKILL, which gives the pool no chance to stop its workers)."""
-    def watch() -> None:
-        while os.getppid() == parent:
+    def watch() -> None:  # the parent is not ours to wait for: a forkserver forked us
+        while _alive(parent):
             time.sleep(poll)
         os._exit(1)
 
     threading.Thread(target=watch, name="cxlsim-parent-watch", daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` still exists (signal 0 checks without sending)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else (the pid was reused)
+        return False
+    return True
 
 
 def _sweep_result(spec: ExperimentSpec, table: pd.DataFrame, keys: list[str],
