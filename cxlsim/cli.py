@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -49,6 +50,9 @@ def _parser() -> argparse.ArgumentParser:
     val = sub.add_parser("validate", help="every reproduction target, simulated vs published")
     val.add_argument("--quick", action="store_true", help="fast settings (under two minutes)")
     val.add_argument("--json", action="store_true", help="print the rows as a JSON list")
+    val.add_argument("--jobs", type=int, metavar="N", help=(
+        "worker processes running the checks side by side (default: CPU count; the rows "
+        "are the same)"))
     val.set_defaults(handler=_cmd_validate)
 
     kinds = sub.add_parser("kinds", help="list the experiment kinds a file's 'kind:' may name")
@@ -137,7 +141,10 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     from cxlsim.validation import ROW_KEYS
     from cxlsim.validation.run import failed, validate
 
-    rows = validate(quick=args.quick, progress=sys.stderr.isatty())
+    jobs = args.jobs if args.jobs is not None else os.cpu_count() or 1
+    if jobs < 1:
+        raise InputError(f"expected --jobs of 1 or more; found {jobs}", location="--jobs")
+    rows = validate(quick=args.quick, progress=sys.stderr.isatty(), jobs=jobs)
     if args.json:
         print(json.dumps([{k: row[k] for k in ROW_KEYS} for row in rows], indent=1))
     else:

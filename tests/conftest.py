@@ -68,7 +68,7 @@ def quick_validation() -> list[dict]:
     """The rows of ``cxlsim validate --quick``, run once per test session."""
     from cxlsim.validation.run import validate
 
-    return validate(quick=True)
+    return validate(quick=True, jobs=2)  # the parallel path; its rows are the serial ones
 
 
 @pytest.fixture

@@ -111,7 +111,7 @@ def _sweep(spec: ExperimentSpec, path: Path, overrides: tuple[str, ...], progres
         bar.update()
 
     workers = min(jobs or spec.sweep.jobs or os.cpu_count() or 1, len(todo))
-    with _open_executor(executor, workers) as pool, \
+    with open_executor(executor, workers) as pool, \
             tqdm(total=len(points), initial=len(rows), disable=not progress, desc=spec.name,
                  unit="point") as bar:
         if pool is None:
@@ -323,7 +323,7 @@ def _check_heatmaps(spec: ExperimentSpec, path: Path, row: dict[str, Any],
 
 
 @contextmanager
-def _open_executor(executor: str | Executor | None, jobs: int) -> Iterator[Executor | None]:
+def open_executor(executor: str | Executor | None, jobs: int) -> Iterator[Executor | None]:
     """The executor to use, or None to run in this process; closes what it opened."""
     if isinstance(executor, Executor):
         yield executor

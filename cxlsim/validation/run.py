@@ -3,23 +3,35 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from concurrent.futures import as_completed
 
 from tqdm.auto import tqdm
 
 from cxlsim.validation import FAIL, NOT_MODELLED, Outcome, registered_checks, targets
 
 
-def validate(quick: bool = False, progress: bool = False) -> list[dict[str, str | None]]:
-    """One row per published target, in the order of the targets table; notes in ``note``."""
+def validate(quick: bool = False, progress: bool = False,
+             jobs: int = 1) -> list[dict[str, str | None]]:
+    """One row per published target, in the order of the targets table; notes in ``note``.
+    The checks are independent and seeded: ``jobs`` worker processes run them side by side
+    with the same rows as one."""
+    from cxlsim.experiments.sweep import open_executor
+
     outcomes: dict[str, Outcome] = {}
     checks = registered_checks()
-    bar: Iterable = tqdm(checks, desc="validate", unit="check", disable=not progress)
-    for ids, fn in bar:
-        results = fn(quick)
-        missing = set(ids) - set(results)
-        if missing:
-            raise RuntimeError(f"check {fn.__name__} gave no outcome for {sorted(missing)}")
-        outcomes.update(results)
+    bar = tqdm(total=len(checks), desc="validate", unit="check", disable=not progress)
+    with bar, open_executor("local", min(jobs, len(checks))) as pool:
+        if pool is None:
+            done: Iterable = ((ids, fn, fn(quick)) for ids, fn in checks)
+        else:
+            futures = {pool.submit(fn, quick): (ids, fn) for ids, fn in checks}
+            done = ((*futures[f], f.result()) for f in as_completed(futures))
+        for ids, fn, results in done:
+            missing = set(ids) - set(results)
+            if missing:
+                raise RuntimeError(f"check {fn.__name__} gave no outcome for {sorted(missing)}")
+            outcomes.update(results)
+            bar.update()
     rows = []
     for target in targets():
         outcome = outcomes.get(target["id"])
