@@ -195,12 +195,25 @@ def test_switch_pool_overload_delivers_at_most_the_x16_capacity():
 # --- T7.2 / T7.3 via cxlsim.validation.queueing --------------------------------------------------
 
 def test_md1_within_two_percent():
-    """T7.2 at one load: DES mean wait vs M/D/1 (standard error about 0.6 %)."""
-    result = md1_run(0.5, 350_000, seed=1)
+    """T7.2 at one load: DES mean wait vs M/D/1; the plain sample mean within three of its
+    standard errors, the control-variate estimate exact (the DES is the queue)."""
+    result = md1_run(0.5, 100_000, seed=1)
     assert abs(result.error) <= 0.02
-    assert result.rel_stderr < 0.01
+    assert result.rel_stderr < 1e-9
     sim_wait, closed = result
     assert closed == pytest.approx(0.5 * 68e9 / (32e9 * 16 * 128 / 130 / 8) / (2 * 0.5))
+    assert abs(result.raw - closed) <= 3 * result.raw_stderr
+
+
+def test_the_control_variate_shows_a_des_that_departs_from_the_queue(monkeypatch):
+    """Were the DES's service 10 % longer than the queue's, the estimate would say so."""
+    from cxlsim.analytic import queues
+    from cxlsim.validation import queueing
+
+    monkeypatch.setattr(queueing, "lindley",
+                        lambda a, s: queues.lindley(a, 0.9 * s) + 0.1 * s)
+    result = md1_run(0.5, 50_000, seed=1)
+    assert result.error > 0.1
 
 
 @pytest.mark.parametrize("topo, load", [(SWITCH_POOL, 0.8), (SINGLE, 0.9)])
