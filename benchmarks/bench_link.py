@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+import tracemalloc
 
 import simpy
 
@@ -30,10 +31,13 @@ ROOT_PORT_NS, DEVICE_NS = 64.0, 80.0
 WIRE = {k: wire_bytes_per_message("68B", k) for k in (M2S_REQ, M2S_RWD, S2M_NDR, S2M_DRS)}
 
 
-def run_cxlsim(transactions: int, outstanding: int) -> tuple[float, float, float]:
-    """(transactions/s of wall time, mean latency ns, delivered GB/s) of cxlsim's model."""
-    sim = Simulation(seed=1)
-    down, up = LinkDirection(sim, "down", LINK), LinkDirection(sim, "up", LINK)
+def run_cxlsim(transactions: int, outstanding: int, monitor: bool = False,
+               keep_samples: bool = True) -> tuple[float, float, float]:
+    """(transactions/s of wall time, mean latency ns, delivered GB/s) of cxlsim's model;
+    ``monitor``: the link directions keep wait and sojourn tallies."""
+    sim = Simulation(seed=1, keep_samples=keep_samples)
+    down = LinkDirection(sim, "down", LINK, monitor=monitor)
+    up = LinkDirection(sim, "up", LINK, monitor=monitor)
     device = MemoryBackend(sim, "device", {"controller_latency": DEVICE_NS})
     path = MemPath(sim.env, [(ROOT_PORT_NS, down)], [(0.0, up)], device, WIRE,
                    tail_up=ROOT_PORT_NS, credits=outstanding)
@@ -87,6 +91,17 @@ def run_reference(transactions: int, outstanding: int) -> tuple[float, float, fl
     return transactions / wall, total[0] / transactions, transactions * 64 / env.now
 
 
+def bytes_per_transaction(keep_samples: bool, outstanding: int) -> float:
+    """Memory a monitored run holds per transaction (tracemalloc, 100k vs 400k)."""
+    held = []
+    for n in (100_000, 400_000):
+        tracemalloc.start()
+        run_cxlsim(n, outstanding, monitor=True, keep_samples=keep_samples)
+        held.append(tracemalloc.get_traced_memory()[0])
+        tracemalloc.stop()
+    return (held[1] - held[0]) / 300_000
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--transactions", type=int, default=400_000)
@@ -100,8 +115,13 @@ def main() -> None:
     print(f"reference : {ref[0]:>12,.0f} transactions/s  mean latency {ref[1]:8.2f} ns  "
           f"delivered {ref[2]:6.2f} GB/s")
     print(f"ratio     : {ours[0] / ref[0]:.2f}x")
+    kept, streamed = (bytes_per_transaction(k, args.outstanding) for k in (True, False))
+    print(f"memory    : {kept:.1f} B per monitored transaction with samples kept, "
+          f"{streamed:.1f} B streaming (keep_samples=False)")
     print(json.dumps({"cxlsim_tps": round(ours[0]), "reference_tps": round(ref[0]),
-                      "ratio": round(ours[0] / ref[0], 2)}))
+                      "ratio": round(ours[0] / ref[0], 2),
+                      "bytes_per_tx_kept": round(kept, 1),
+                      "bytes_per_tx_streaming": round(streamed, 1)}))
 
 
 if __name__ == "__main__":

@@ -199,3 +199,53 @@ def test_registry_to_dict_and_frame():
     assert flat == d
     empty = StatsRegistry().to_frame(0.0)
     assert isinstance(empty, pd.DataFrame) and list(empty.columns) == list(df.columns)
+
+
+# --- streaming tallies --------------------------------------------------------------------
+
+from cxlsim.engine.stats import BLOCK, RESOLUTION, StreamingTally  # noqa: E402
+
+
+@given(st.lists(st.floats(min_value=0, max_value=1e6, allow_nan=False, allow_subnormal=False),
+                min_size=1, max_size=300), st.integers(1, 4))
+def test_a_streaming_tally_summarises_like_a_kept_one(values, repeat):
+    """Folded block by block (a tiny block here), the count, mean, std, min and max are
+    the exact ones up to rounding, and percentiles are within one bin of them."""
+    import cxlsim.engine.stats as stats
+
+    data = np.array(values * repeat)
+    kept, streamed = Tally(), StreamingTally()
+    old = stats.BLOCK
+    stats.BLOCK = 7  # fold often
+    try:
+        for v in data:
+            kept.record(float(v), 0.0)
+            streamed.record(float(v), 0.0)
+    finally:
+        stats.BLOCK = old
+    assert streamed.count == kept.count == data.size
+    assert streamed.mean == pytest.approx(kept.mean, rel=1e-9, abs=1e-9)
+    assert streamed.std == pytest.approx(kept.std, rel=1e-6, abs=1e-6)
+    assert (streamed.min, streamed.max) == (kept.min, kept.max)
+    for q in (0, 50, 95, 99, 100):
+        if data.size < 7:  # nothing folded yet: exact, numpy's interpolation
+            assert streamed.percentile(q) == kept.percentile(q)
+        else:  # the bin of the sample at the rank is reported
+            exact = np.percentile(data, q, method="lower")
+            assert abs(streamed.percentile(q) - exact) <= RESOLUTION * exact
+
+
+def test_a_streaming_tally_holds_at_most_a_block():
+    t = StreamingTally()
+    rng = np.random.default_rng(1)
+    for v in rng.exponential(10.0, 3 * BLOCK + 5):
+        t.record(float(v), 0.0)
+    assert len(t._values) < BLOCK and t.count == 3 * BLOCK + 5
+    assert t.percentile(50) == pytest.approx(10.0 * math.log(2), rel=0.02)
+    with pytest.raises(RuntimeError, match="keeps no samples"):
+        t.values()
+
+
+def test_keep_samples_false_makes_streaming_tallies():
+    assert isinstance(StatsRegistry(keep_samples=False).tally("a.b"), StreamingTally)
+    assert type(StatsRegistry().tally("a.b")) is Tally

@@ -19,15 +19,17 @@ class Simulation:
 
     ``seed`` is the experiment seed and ``point`` the sweep point index; together they
     fix the random stream (see :func:`~cxlsim.engine.rng.make_rng`). Time is in ns.
-    Counters are zeroed at ``warmup``; tallies and levels ignore earlier samples.
+    Counters are zeroed at ``warmup``; tallies and levels ignore earlier samples. With
+    ``keep_samples=False`` tallies stream (flat memory, summaries and percentiles only).
     """
 
-    def __init__(self, seed: int = 0, point: int = 0, warmup: float = 0.0) -> None:
+    def __init__(self, seed: int = 0, point: int = 0, warmup: float = 0.0,
+                 keep_samples: bool = True) -> None:
         self.seed = seed
         self.point = point
         self.env = simpy.Environment()
         self.rng = make_rng(seed, point)
-        self.stats = StatsRegistry(warmup)
+        self.stats = StatsRegistry(warmup, keep_samples)
         self.components: list[Component] = []
         if warmup > 0:
             # URGENT: warm-up ends before anything else due at that instant, so counters

@@ -1,7 +1,8 @@
 """Statistics monitors and the registry that names them.
 
 Monitors are written to on the simulation's hot path, so recording only appends to a
-Python list or updates a few scalars; numpy is used only when a summary is asked for.
+C array of doubles or updates a few scalars; numpy is used only when a summary is asked
+for (and, in a streaming tally, once per block of samples).
 
 Warm-up: samples taken before the registry's ``warmup`` time (ns) are excluded so
 that start-up transients (empty queues, cold caches) do not bias steady-state
@@ -13,6 +14,7 @@ results. :class:`Tally` and :class:`Level` filter by the ``now`` they are given;
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Iterator
 
 import numpy as np
@@ -48,14 +50,19 @@ class Counter:
 
 
 class Tally:
-    """Per-sample monitor (e.g. latency): every recorded value weighs the same."""
+    """Per-sample monitor (e.g. latency): every recorded value weighs the same.
+
+    The samples are kept, 8 bytes each (a C array of doubles, not a list of Python
+    floats at ~40 bytes), so every summary is exact and :meth:`values` can return them.
+    :class:`StreamingTally` keeps memory flat instead.
+    """
 
     kind = "tally"
     __slots__ = ("_warmup", "_values")
 
     def __init__(self, warmup: float = 0.0) -> None:
         self._warmup = warmup
-        self._values: list[float] = []
+        self._values = array("d")
 
     def record(self, value: float, now: float) -> None:
         """Record ``value`` observed at time ``now``; ignored before warm-up ends."""
@@ -89,8 +96,7 @@ class Tally:
 
     def percentile(self, q: float) -> float:
         """The ``q``-th percentile (0..100, numpy's linear interpolation); NaN if empty."""
-        if not 0.0 <= q <= 100.0:
-            raise ValueError(f"percentile q must be in [0, 100], got {q}")
+        _check_q(q)
         return float(np.percentile(self._values, q)) if self._values else math.nan
 
     def histogram(self, bins: int | np.ndarray = 10,
@@ -103,14 +109,133 @@ class Tally:
 
         ``now`` is accepted so all monitors share one signature; a tally ignores it.
         """
-        if not self._values:
+        if not self.count:
             return {"count": 0.0, "mean": math.nan, "std": math.nan, "min": math.nan,
                     "p50": math.nan, "p95": math.nan, "p99": math.nan, "max": math.nan}
-        a = self.values()
-        p50, p95, p99 = np.percentile(a, _SUMMARY_PERCENTILES)
-        return {"count": float(a.size), "mean": float(a.mean()), "std": float(a.std()),
-                "min": float(a.min()), "p50": float(p50), "p95": float(p95),
-                "p99": float(p99), "max": float(a.max())}
+        p50, p95, p99 = (self.percentile(q) for q in _SUMMARY_PERCENTILES)
+        return {"count": float(self.count), "mean": self.mean, "std": self.std,
+                "min": self.min, "p50": p50, "p95": p95, "p99": p99, "max": self.max}
+
+
+#: Samples a :class:`StreamingTally` holds before folding them into its summary.
+BLOCK = 1 << 16
+#: Relative width of a :class:`StreamingTally`'s percentile bins.
+RESOLUTION = 1e-3
+_LOG_STEP = math.log1p(RESOLUTION)
+_OFFSET = 1 << 20  # keeps every positive value's bin index above zero (|v| >= 1e-300)
+
+
+class StreamingTally(Tally):
+    """A tally whose memory stays flat however many samples it sees: every
+    :data:`BLOCK` samples fold into a running count, mean and sum of squared deviations
+    (Chan et al.'s pairwise update: exact up to rounding), min, max, and counts in
+    logarithmic bins :data:`RESOLUTION` wide, from which percentiles come (within half a
+    bin, 0.05 %, of the exact value; exact while fewer than :data:`BLOCK` samples came).
+    The samples themselves are not kept: :meth:`values` refuses."""
+
+    __slots__ = ("_n", "_mean", "_m2", "_lo", "_hi", "_bins")
+
+    def __init__(self, warmup: float = 0.0) -> None:
+        super().__init__(warmup)
+        self._n, self._mean, self._m2 = 0, 0.0, 0.0
+        self._lo, self._hi = math.inf, -math.inf
+        self._bins: dict[int, int] = {}
+
+    def record(self, value: float, now: float) -> None:
+        if now >= self._warmup:
+            self._values.append(value)
+            if len(self._values) >= BLOCK:
+                self._fold()
+
+    def _fold(self) -> None:
+        """Fold the held samples into the running summary and drop them."""
+        if not self._values:
+            return
+        block = np.frombuffer(self._values, dtype=float).copy()
+        n, mean = block.size, float(block.mean())
+        m2 = float(((block - mean) ** 2).sum())
+        total = self._n + n
+        delta = mean - self._mean
+        self._m2 += m2 + delta * delta * self._n * n / total
+        self._mean += delta * n / total
+        self._n = total
+        self._lo, self._hi = min(self._lo, float(block.min())), max(self._hi, float(block.max()))
+        keys, counts = np.unique(_bin(block), return_counts=True)
+        for k, c in zip(keys.tolist(), counts.tolist()):
+            self._bins[k] = self._bins.get(k, 0) + c
+        del self._values[:]
+
+    def values(self) -> np.ndarray:
+        raise RuntimeError("a streaming tally keeps no samples (summaries and percentiles "
+                           "only); keep_samples=True keeps them")
+
+    @property
+    def count(self) -> int:
+        return self._n + len(self._values)
+
+    @property
+    def mean(self) -> float:
+        return self._summed()[1]
+
+    @property
+    def std(self) -> float:
+        n, _, m2, _, _ = self._summed()
+        return math.sqrt(m2 / n) if n else math.nan
+
+    @property
+    def min(self) -> float:
+        return self._summed()[3]
+
+    @property
+    def max(self) -> float:
+        return self._summed()[4]
+
+    def _summed(self) -> tuple[int, float, float, float, float]:
+        """(count, mean, M2, min, max) over the folded and the held samples."""
+        if not self._n:
+            held = np.frombuffer(self._values, dtype=float) if self._values else None
+            if held is None:
+                return 0, math.nan, math.nan, math.nan, math.nan
+            mean = float(held.mean())
+            return (held.size, mean, float(((held - mean) ** 2).sum()), float(held.min()),
+                    float(held.max()))
+        self._fold()
+        return self._n, self._mean, self._m2, self._lo, self._hi
+
+    def percentile(self, q: float) -> float:
+        _check_q(q)
+        if not self._n:  # nothing folded yet: the held samples give it exactly
+            return super().percentile(q)
+        self._fold()
+        keys = np.array(sorted(self._bins))
+        cdf = np.cumsum([self._bins[k] for k in keys.tolist()])
+        rank = q / 100.0 * (self._n - 1)
+        k = int(keys[min(int(np.searchsorted(cdf, rank, side="right")), keys.size - 1)])
+        return min(max(_bin_value(k), self._lo), self._hi)
+
+    def histogram(self, bins: int | np.ndarray = 10,
+                  range: tuple[float, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        raise RuntimeError("a streaming tally keeps no samples: no histogram")
+
+
+def _bin(values: np.ndarray) -> np.ndarray:
+    """Log-bin index of each value: 0 for 0, the sign of the value times its bin."""
+    mag = np.abs(values)
+    idx = np.floor(np.log(np.where(mag > 0, mag, 1.0)) / _LOG_STEP).astype(np.int64) + _OFFSET
+    return np.where(mag > 0, np.sign(values).astype(np.int64) * idx, 0)
+
+
+def _bin_value(key: int) -> float:
+    """The middle (geometric) of bin ``key``."""
+    if key == 0:
+        return 0.0
+    mag = math.exp((abs(key) - _OFFSET + 0.5) * _LOG_STEP)
+    return math.copysign(mag, key)
+
+
+def _check_q(q: float) -> None:
+    if not 0.0 <= q <= 100.0:
+        raise ValueError(f"percentile q must be in [0, 100], got {q}")
 
 
 class Level:
@@ -206,10 +331,11 @@ class StatsRegistry:
     one afterwards, so components can ask for their stats without bookkeeping.
     """
 
-    def __init__(self, warmup: float = 0.0) -> None:
+    def __init__(self, warmup: float = 0.0, keep_samples: bool = True) -> None:
         if warmup < 0:
             raise ValueError(f"warmup must be >= 0 ns, got {warmup}")
         self._warmup = float(warmup)
+        self._tally = Tally if keep_samples else StreamingTally
         self._monitors: dict[str, Monitor] = {}
 
     @property
@@ -231,7 +357,9 @@ class StatsRegistry:
         return self._get(name, Counter)
 
     def tally(self, name: str) -> Tally:
-        return self._get(name, Tally)
+        """The tally ``name``: it keeps its samples unless the registry was made with
+        ``keep_samples=False`` (a :class:`StreamingTally`: flat memory)."""
+        return self._get(name, self._tally)
 
     def level(self, name: str) -> Level:
         return self._get(name, Level)
