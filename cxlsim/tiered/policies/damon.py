@@ -48,7 +48,7 @@ memcg filter, kdamond's own CPU time, intervals auto-tuning, ops-update interval
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field, model_validator
@@ -152,6 +152,17 @@ class DamosParams(PolicyParams):
         "time one page's migration charges the time quota (migration's per-page cost)"))
     migrate_cold: Scheme = Field(HMSDK_COLD, description="demotion scheme on the DRAM node")
     migrate_hot: Scheme = Field(HMSDK_HOT, description="promotion scheme on the CXL node")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _over_hmsdk(cls, data: Any) -> Any:
+        """A scheme given in part keeps HMSDK's other settings."""
+        if isinstance(data, dict):
+            data = {**data, **{name: {**default.model_dump(), **data[name]}
+                               for name, default in (("migrate_cold", HMSDK_COLD),
+                                                     ("migrate_hot", HMSDK_HOT))
+                               if isinstance(data.get(name), dict)}}
+        return data
 
     @model_validator(mode="after")
     def _intervals(self) -> "DamosParams":
