@@ -38,9 +38,10 @@ ops-common.c, paddr.c; policies.md §11), applied to the run's DAMON-style monit
 
 Defaults are SK hynix HMSDK's ``tools/gen_migpol.py`` (skhynix/hmsdk): intervals
 100 ms / 2 s, 100-10000 regions, regions of 4 KiB or more; cold: access rate 0 %, age
-30 s or more, quota 1 s / 50 GiB per 20 s, weights 0/0/1, young pages rejected; hot:
-access rate 5-100 %, any age, quota 2 s / 50 GiB per 20 s, weights 0/0/1, young pages
-only. ``time_scale`` multiplies every interval, age and time quota, for runs far
+30 s or more, quota 1 s / 50 GiB per 20 s, weights 0/0/1 (size, access rate, age; size weighs
+nothing in the migrate actions' scores, so it is not a tunable here), young pages
+rejected; hot: access rate 5-100 %, any age, quota 2 s / 50 GiB per 20 s, weights
+0/0/1, young pages only. ``time_scale`` multiplies every interval, age and time quota, for runs far
 shorter than the kernel's (an assumption wherever it is not 1).
 Not modelled: the regions' age reset after an action (the monitor is not told), the
 memcg filter, kdamond's own CPU time, intervals auto-tuning, ops-update intervals.
@@ -54,6 +55,7 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from cxlsim.config.base import StrictModel
+from cxlsim.errors import InputError
 from cxlsim.memory.mempolicy import MemPolicy
 from cxlsim.memory.numa import Numa
 from cxlsim.tiered.migration import MigrationParams
@@ -105,8 +107,6 @@ class Scheme(StrictModel):
                                                    "(0: none)")
     quota_bytes: Size = Field(0, ge=0, description="quotas/bytes per reset interval (0: none)")
     quota_reset: Time = Field(20e9, gt=0, description="quotas/reset_interval_ms")
-    weight_size: int = Field(0, ge=0, description=(
-        "quotas/weights/sz_permil (HMSDK 0; unused by the migrate actions' scores)"))
     weight_accesses: int = Field(0, ge=0, description="quotas/weights/nr_accesses_permil")
     weight_age: int = Field(1, ge=0, description="quotas/weights/age_permil")
     goal: Literal["none", "node_mem_used_bp", "node_mem_free_bp"] = Field(
@@ -198,8 +198,11 @@ class Damos(Static):
                  counts: np.ndarray | None = None, room: np.ndarray | None = None,
                  params: DamosParams | None = None) -> None:
         super().__init__(numa, footprint, mempolicy, params=params)
-        far = [int(n) for n in numa.fallback(self.local) if not numa.has_cpus[n]]
-        self.far = far[0] if far else self.local
+        far = [int(n) for n in numa.fallback(self.local)
+               if not numa.has_cpus[n] and numa.capacity[n] > 0]
+        if not far:
+            raise InputError("policy damon needs a CPU-less (CXL) memory node")
+        self.far = far[0]
         self.now = 0.0
         self.state = {"migrate_cold": _State(), "migrate_hot": _State()}
 
@@ -214,7 +217,7 @@ class Damos(Static):
     def moves(self, epoch: EpochView) -> tuple[np.ndarray, np.ndarray]:
         self.now += epoch.stats["duration_ns"]
         out_pages, out_dest = [], []
-        if not epoch.regions or self.far == self.local:
+        if not epoch.regions:
             return np.empty(0, np.int64), np.empty(0, np.int64)
         regions = np.array(epoch.regions, np.int64)
         for name, src, dest in (("migrate_cold", self.local, self.far),
@@ -240,9 +243,7 @@ class Damos(Static):
             st.esz = self._effective_quota(scheme, st, kernel)
         start, end, nr, age = regions.T
         node = kernel.node
-        on_src = np.add.reduceat((node == src).astype(np.int64), start) \
-            if start.size else start
-        size = on_src * PAGE
+        size = np.add.reduceat((node == src).astype(np.int64), start) * PAGE
         width = (end - start) * PAGE
         max_nr = max(int(p.aggregate // p.sample), 1)
         age_ns = age * p.aggregate  # ages and scores in the kernel's time, unscaled
