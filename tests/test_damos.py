@@ -273,3 +273,14 @@ def test_redis_trace_phases(tmp_path):
 def test_redis_bad_parameters(tmp_path, params, message):
     with pytest.raises(InputError, match=message):
         generate("redis", 6000, 1, tmp_path / "r.arrow", params)
+
+
+def test_presets_fill_what_is_not_given():
+    tier = DamosParams(preset="mem_tier", migrate_hot={"min_accesses": 10})
+    assert tier.sample == 5e6 and tier.aggregate == 100e6
+    assert tier.migrate_cold.goal == "node_mem_free_bp" and tier.migrate_cold.goal_value == 50
+    assert tier.migrate_hot.goal == "node_mem_used_bp" and tier.migrate_hot.min_accesses == 10
+    assert tier.migrate_hot.young == "only"
+    hmsdk = DamosParams(aggregate=1e9, migrate_cold={"quota_ms": 0})
+    assert hmsdk.sample == 100e6 and hmsdk.aggregate == 1e9
+    assert hmsdk.migrate_cold.min_age == 30e9 and hmsdk.migrate_cold.quota_ms == 0

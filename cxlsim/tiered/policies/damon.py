@@ -36,13 +36,18 @@ ops-common.c, paddr.c; policies.md §11), applied to the run's DAMON-style monit
   (``damos_wmark_wait_us``). Checked at each apply (the kernel checks every
   ``watermarks/interval_us``).
 
-Defaults are SK hynix HMSDK's ``tools/gen_migpol.py`` (skhynix/hmsdk): intervals
-100 ms / 2 s, 100-10000 regions, regions of 4 KiB or more; cold: access rate 0 %, age
-30 s or more, quota 1 s / 50 GiB per 20 s, weights 0/0/1 (size, access rate, age; size weighs
-nothing in the migrate actions' scores, so it is not a tunable here), young pages
-rejected; hot: access rate 5-100 %, any age, quota 2 s / 50 GiB per 20 s, weights
-0/0/1, young pages only. ``time_scale`` multiplies every interval, age and time quota, for runs far
-shorter than the kernel's (an assumption wherever it is not 1).
+Presets (``preset``): ``hmsdk`` (the default) is SK hynix HMSDK's
+``tools/gen_migpol.py`` (skhynix/hmsdk): intervals 100 ms / 2 s, 100-10000 regions,
+regions of 4 KiB or more; cold: access rate 0 %, age 30 s or more, quota 1 s / 50 GiB
+per 20 s, weights 0/0/1 (size, access rate, age; size weighs nothing in the migrate
+actions' scores, so it is no tunable here), young pages rejected; hot: access rate
+5-100 %, any age, quota 2 s / 50 GiB per 20 s, weights 0/0/1, young pages only.
+``mem_tier`` is damo's ``scripts/mem_tier.sh``: cold at access rate 0 % with a goal of
+0.5 % free DRAM, hot at 5 % or more with a goal of 99.7 % of DRAM used, each applied
+every second with 200 MiB a second, young filters as HMSDK's; the intervals it
+auto-tunes are DAMON's defaults here (5 ms / 100 ms). ``time_scale`` multiplies every
+interval, age and time quota, for runs far shorter than the kernel's (an assumption
+wherever it is not 1).
 Not modelled: the regions' age reset after an action (the monitor is not told), the
 memcg filter, kdamond's own CPU time, intervals auto-tuning, ops-update intervals.
 """
@@ -134,11 +139,30 @@ HMSDK_COLD = Scheme(max_accesses=0.0, min_age=30e9, young="reject", quota_ms=1e9
                     quota_bytes=50 * 2**30, quota_reset=20e9)
 HMSDK_HOT = Scheme(min_accesses=5.0, young="only", quota_ms=2e9, quota_bytes=50 * 2**30,
                    quota_reset=20e9)
+#: damo's scripts/mem_tier.sh (SeongJae Park's "auto-tune DAMOS for NUMA setups including
+#: tiered memory", LKML April 2025, mainline since 6.16-rc1): applied every second, 200
+#: MiB a second, goal-tuned; the intervals it auto-tunes are DAMON's defaults here.
+MEM_TIER_COLD = Scheme(max_accesses=0.0, young="reject", quota_bytes=200 * 2**20,
+                       quota_reset=1e9, apply_interval=1e9, goal="node_mem_free_bp",
+                       goal_value=50)
+MEM_TIER_HOT = Scheme(min_accesses=5.0, young="only", quota_bytes=200 * 2**20,
+                      quota_reset=1e9, apply_interval=1e9, goal="node_mem_used_bp",
+                      goal_value=9970)
+#: Preset name -> monitoring attributes and schemes.
+PRESETS = {
+    "hmsdk": {"sample": 100e6, "aggregate": 2e9, "min_regions": 100, "max_regions": 10_000,
+              "migrate_cold": HMSDK_COLD, "migrate_hot": HMSDK_HOT},
+    "mem_tier": {"sample": 5e6, "aggregate": 100e6, "min_regions": 10, "max_regions": 1000,
+                 "migrate_cold": MEM_TIER_COLD, "migrate_hot": MEM_TIER_HOT},
+}
 
 
 class DamosParams(PolicyParams):
-    """DAMON's monitoring attributes and the two schemes (HMSDK's by default)."""
+    """DAMON's monitoring attributes and the two schemes: a preset's, any of them given
+    (a scheme given in part keeps the preset's other settings)."""
 
+    preset: Literal["hmsdk", "mem_tier"] = Field("hmsdk", description=(
+        "hmsdk: SK hynix HMSDK's gen_migpol.py; mem_tier: damo's mem_tier.sh (goal-tuned)"))
     sample: Time = Field(100e6, gt=0, description="monitoring_attrs/intervals/sample_us "
                                                   "(HMSDK 100 ms)")
     aggregate: Time = Field(2e9, gt=0, description="monitoring_attrs/intervals/aggr_us "
@@ -155,14 +179,16 @@ class DamosParams(PolicyParams):
 
     @model_validator(mode="before")
     @classmethod
-    def _over_hmsdk(cls, data: Any) -> Any:
-        """A scheme given in part keeps HMSDK's other settings."""
-        if isinstance(data, dict):
-            data = {**data, **{name: {**default.model_dump(), **data[name]}
-                               for name, default in (("migrate_cold", HMSDK_COLD),
-                                                     ("migrate_hot", HMSDK_HOT))
-                               if isinstance(data.get(name), dict)}}
-        return data
+    def _preset(cls, data: Any) -> Any:
+        """The preset's settings under the ones given."""
+        if not isinstance(data, dict) or data.get("preset", "hmsdk") not in PRESETS:
+            return data  # the field's own error
+        preset = PRESETS[data.get("preset", "hmsdk")]
+        out = {**preset, **data}
+        for name in ("migrate_cold", "migrate_hot"):
+            if isinstance(data.get(name), dict):
+                out[name] = {**preset[name].model_dump(), **data[name]}
+        return out
 
     @model_validator(mode="after")
     def _intervals(self) -> "DamosParams":
