@@ -1,7 +1,8 @@
 """DAMON-based tiering: DAMOS ``migrate_hot`` and ``migrate_cold`` schemes (policy ``damon``).
 
 What the kernel does (Documentation/mm/damon/design.rst; mm/damon/core.c,
-ops-common.c, paddr.c; policies.md §11), applied to the run's DAMON-style monitor
+ops-common.c, paddr.c; policies.md §11; sysfs names below are under
+``/sys/kernel/mm/damon/admin/kdamonds/<N>/contexts/<N>/``), applied to the run's DAMON-style monitor
 (:mod:`cxlsim.tiered.damon`, whose regions the policy reads after each epoch):
 
 * **Schemes.** ``migrate_cold`` moves the pages of DRAM-resident regions whose access
@@ -121,7 +122,8 @@ class Scheme(StrictModel):
         "demotion, used 9970 for promotion)"))
     apply_interval: Time | None = Field(None, gt=0, description=(
         "apply_interval_us (none: the aggregation interval)"))
-    watermarks: Watermarks = Field(default_factory=Watermarks)
+    watermarks: Watermarks = Field(default_factory=Watermarks, description=(
+        "watermarks/: when the scheme is active (default: always)"))
 
     @model_validator(mode="after")
     def _possible(self) -> "Scheme":
