@@ -2,8 +2,9 @@
 
 What the kernel does (Documentation/mm/damon/design.rst; mm/damon/core.c,
 ops-common.c, paddr.c; policies.md §11; sysfs names below are under
-``/sys/kernel/mm/damon/admin/kdamonds/<N>/contexts/<N>/``), applied to the run's DAMON-style monitor
-(:mod:`cxlsim.tiered.damon`, whose regions the policy reads after each epoch):
+``/sys/kernel/mm/damon/admin/kdamonds/<N>/contexts/<N>/``), applied to the run's
+DAMON-style monitor (:mod:`cxlsim.tiered.damon`, whose regions the policy reads after
+each epoch):
 
 * **Schemes.** ``migrate_cold`` moves the pages of DRAM-resident regions whose access
   pattern matches to the CXL node (the local node's nearest CPU-less node);
