@@ -230,6 +230,7 @@ def test_the_policy_turns_the_monitor_on_at_its_intervals(tmp_path):
 def test_same_seed_same_counters_and_damon_beats_no_tiering(tmp_path):
     a, b = (_load(tmp_path, DAMON).run().metrics for _ in range(2))
     assert a == b
+    assert a["measured_accesses"] == 60_000 - 24_000  # the run phase after the warmup
     assert a["numa_pages_migrated"] > 0
     static = _load(tmp_path, "policy: static").run().metrics
     assert a["measured_time_s"] < static["measured_time_s"]
@@ -250,6 +251,12 @@ def test_same_seed_same_counters_and_damon_beats_no_tiering(tmp_path):
 def test_bad_settings_are_named(tmp_path, text, message):
     with pytest.raises(InputError, match=message):
         _load(tmp_path, text)
+
+
+def test_a_warmup_past_the_trace_is_refused(tmp_path):
+    with pytest.raises(InputError, match=r"warmup \(60,000 records\) leaves nothing of the "
+                                         r"trace \(60,000 records\) to measure"):
+        _load(tmp_path, "policy: static", ["warmup=60000"]).run()
 
 
 def test_redis_trace_phases(tmp_path):
