@@ -24,6 +24,8 @@ def gen(tmp_path, kind: str, n: int, *params: str, seed: int = 1):
 def _small(kind: str) -> list[str]:
     if kind in ("kv", "gups"):
         return []
+    if kind == "redis":  # the run phase starts at settle + 2 keys = 900
+        return ["keys=200", "settle=500", "cold=256 KiB"]
     return SMALL + (["file_size=64 KiB"] if kind == "file-warmup" else [])
 
 

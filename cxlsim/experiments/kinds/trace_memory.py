@@ -8,7 +8,8 @@ application's time and throughput, each node's traffic, resident pages and loade
 latency, the mean and 99th-percentile memory latency over epochs, per-epoch time series
 (vmstat counters among them), the pages by type (the trace's ``page_type``, anon
 without one), node and allocation epoch (table ``pages``), and figures of each node's
-traffic and resident pages over time. Cores: one per thread of the trace, at most the CPU's (or ``threads``); each keeps
+traffic and resident pages over time; with ``warmup`` (records of a load phase), the
+``measured_*`` metrics cover only the epochs after it. Cores: one per thread of the trace, at most the CPU's (or ``threads``); each keeps
 ``mlp`` misses in flight (default: the CPU's). The kernel's tunables are ``kernel``
 (e.g. ``kernel.demotion_enabled``).
 """
@@ -109,6 +110,9 @@ class TraceMemoryExperiment(MemoryExperiment):
         "memory policy of first touch (static): numactl text, e.g. '--interleave=0,1' "
         "(empty: local), or {mode, nodes, weights} for weighted interleave with weights"))
     epoch: int = Field(65536, ge=1, description="trace records per epoch")
+    warmup: int = Field(0, ge=0, description=(
+        "records before the measured phase (a load phase): the measured_* metrics cover "
+        "the epochs that start at or after it"))
     compute: Time = Field(0.0, ge=0, description=(
         "work per record that does not touch memory: the application's time between two "
         "traced accesses (MLC's injected delay; a trace of cache misses leaves it out)"))
@@ -245,6 +249,9 @@ class TraceMemoryExperiment(MemoryExperiment):
         if self.epoch > found.records:
             raise InputError(f"epoch ({self.epoch:,} records) is longer than the trace "
                              f"({found.records:,} records)", key="epoch")
+        if self.warmup >= found.records:
+            raise InputError(f"warmup ({self.warmup:,} records) leaves nothing of the trace "
+                             f"({found.records:,} records) to measure", key="warmup")
         # anon pages stay resident without swap (file pages can always be dropped)
         anon = int((found.page_type == PAGE_TYPES.index("anon")).sum())
         if self.policy in ("static", "oracle") and not self.kernel.swap \
@@ -298,6 +305,7 @@ class TraceMemoryExperiment(MemoryExperiment):
                          title="Share of memory traffic per node over time",
                          labels={"time_ms": "simulated time (ms)"})
         shares.update_layout(template="plotly_white", yaxis_tickformat=".0%")
+        metrics.update(_measured(epochs, self.warmup))
         metrics.update({k: int(epochs[k].sum()) for k in (
             *VMSTAT, "numa_hint_faults", "numa_pages_migrated", "migrate_rate_limited",
             "pingpong")})
@@ -311,6 +319,16 @@ class TraceMemoryExperiment(MemoryExperiment):
         return RunResult(self.name, self, metrics, tables,
                          {"traffic over time": fig, "traffic share over time": shares,
                           "resident pages over time": resident})
+
+
+def _measured(epochs: pd.DataFrame, warmup: int) -> dict[str, float]:
+    """Time, accesses and throughput of the epochs starting at or after record ``warmup``."""
+    start = epochs["accesses"].cumsum() - epochs["accesses"]
+    after = epochs[start >= warmup]
+    seconds = float(after["duration_ns"].sum()) / 1e9
+    accesses = int(after["accesses"].sum())
+    return {"measured_time_s": seconds, "measured_accesses": accesses,
+            "measured_accesses_per_s": accesses / seconds if seconds else 0.0}
 
 
 def _hot_and_cold(epochs: pd.DataFrame, names: list[str]) -> pd.DataFrame:

@@ -14,13 +14,13 @@ import numpy as np
 
 from cxlsim.engine.rng import make_rng
 from cxlsim.errors import InputError
-from cxlsim.traces.generators import kv, patterns, popularity, tpp
+from cxlsim.traces.generators import kv, patterns, popularity, redis, tpp
 from cxlsim.traces.generators.base import Kind
 from cxlsim.traces.native import TraceMeta, TraceWriter
 from cxlsim.traces.params import parse_params
 
 KINDS: dict[str, Kind] = {k.name: k for k in (
-    *popularity.KINDS, *patterns.KINDS, *kv.KINDS, *tpp.KINDS)}
+    *popularity.KINDS, *patterns.KINDS, *kv.KINDS, *redis.KINDS, *tpp.KINDS)}
 
 __all__ = ["KINDS", "Kind", "generate"]
 

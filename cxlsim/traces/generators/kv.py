@@ -60,9 +60,7 @@ def kv(p: Mapping[str, Any], rng: np.random.Generator, n: int) -> Iterator[Colum
     mix, default = WORKLOADS[p["workload"]]
     distribution = default if p["distribution"] == "workload" else p["distribution"]
     keys = p["keys"]
-    check(1 <= p["value_size"] < 1 << 32, "value_size must be from 1 B to 4 GiB - 1 B")
-    slot = -(-p["value_size"] // 64) * 64
-    values_base = p["base"] + -(-keys * _ENTRY // 4096) * 4096
+    values_base, slot = layout(p)
     log_base = p["base"] + _LOG_OFFSET
     log_slots = max(1, p["log_size"] // slot)
     cumulative = np.cumsum(mix)
@@ -89,7 +87,7 @@ def kv(p: Mapping[str, Any], rng: np.random.Generator, n: int) -> Iterator[Colum
         log_index = (logged + np.cumsum(is_log) - 1) % log_slots
         addr = np.select(
             [area == INDEX, area == VALUES],
-            [p["base"] + (fnv64(record_key) % keys) * _ENTRY, values_base + record_key * slot],
+            [index_addr(p, record_key), values_base + record_key * slot],
             log_base + log_index * slot).astype(np.uint64)
         inserted += int(is_insert.sum())
         logged += int(is_log.sum())
@@ -98,6 +96,18 @@ def kv(p: Mapping[str, Any], rng: np.random.Generator, n: int) -> Iterator[Colum
                "size": np.where(area == INDEX, _ENTRY, p["value_size"]).astype(np.uint32),
                "page_type": np.where(is_log, FILE, ANON).astype(np.uint8),
                "region": area.astype(np.uint16)}
+
+
+def layout(p: Mapping[str, Any]) -> tuple[int, int]:
+    """Where the values start (the page after the index) and the bytes of a value slot."""
+    check(1 <= p["value_size"] < 1 << 32, "value_size must be from 1 B to 4 GiB - 1 B")
+    slot = -(-p["value_size"] // 64) * 64
+    return p["base"] + -(-p["keys"] * _ENTRY // 4096) * 4096, slot
+
+
+def index_addr(p: Mapping[str, Any], key: np.ndarray) -> np.ndarray:
+    """Address of each key's hash index entry."""
+    return p["base"] + (fnv64(key) % p["keys"]) * _ENTRY
 
 
 def _chooser(p: Mapping[str, Any], distribution: str) -> Callable[..., np.ndarray]:
