@@ -20,9 +20,13 @@ Modelled, each mechanism switchable (:class:`TppParams`):
 
 Promotions fail when the local node would fall below its high watermark
 (``migrate_balanced_pgdat``, counted in ``pgmigrate_fail``) and pass the promotion rate
-limit (:mod:`cxlsim.tiered.migration`). Not modelled: the patch's 10 s kswapd re-wake
-after ``kswapd_failures`` (no THP here), separate anon/file promotion counters
-(``pgpromote_candidate_*``), huge pages.
+limit (:mod:`cxlsim.tiered.migration`). Not modelled: a demoted page's PTE made
+PROT_NONE at once (the patch's ``remove_migration_pte``: its next access faults without
+waiting for the scanner -- the experiments scan the whole footprint every period, so
+this changes little there), the 10 s kswapd re-wake after ``kswapd_failures`` (no THP
+here), the patch's own counters (``pgpromote_candidate_*``, ``pgdemote_anon/file``),
+huge pages. Sources: the LKML cover letter and patches (Nov 2021) and their 5.13 port,
+lingfenghsiang/Nomad ``src/implementation_patches/tpp.patch``.
 """
 
 from __future__ import annotations
