@@ -213,3 +213,30 @@ def test_a_bad_tunable_exits_2_with_one_line(capsys, tmp_path):
     assert main(argv) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and "demote_scale_factor" in err
+
+
+# --- the workload models ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind, anon_first", [("web1", False), ("cache1", True)])
+def test_a_service_touches_every_page_once_in_its_order_then_only_hot_pages(tmp_path, kind,
+                                                                             anon_first):
+    from cxlsim.traces import generate, open_trace
+    from cxlsim.traces.generators import KINDS
+
+    spec = {k: p.parse(p.default) for k, p in KINDS[kind].params.items()}
+    total = spec["footprint"] // 4096                       # 24576 pages of 4 KiB
+    n_file = round(total * spec["file_share"])
+    cols = open_trace(generate(kind, total + 200_000, 3, tmp_path / "t.arrow")).read()
+    page, kinds = cols["addr"] >> 12, cols["page_type"]
+    start, steady = slice(0, total), slice(total, None)
+    assert np.unique(page[start]).size == total             # every page once at the start
+    first = FILE if not anon_first else 0
+    n_first = n_file if first == FILE else total - n_file
+    assert (kinds[:n_first] == first).all() and (kinds[n_first:total] != first).all()
+    hot_anon = round((total - n_file) * spec["anon_hot"])
+    hot_file = round(n_file * spec["file_hot"])
+    for code, hot in ((0, hot_anon), (FILE, hot_file)):
+        assert np.unique(page[steady][kinds[steady] == code]).size == hot
+    # every hot page equally likely: the file share of accesses is the hot pages' share
+    share = (kinds[steady] == FILE).mean()
+    assert share == pytest.approx(hot_file / (hot_anon + hot_file), abs=0.01)

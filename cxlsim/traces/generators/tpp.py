@@ -21,7 +21,8 @@ made of anon and file pages in the workload's shares; the workload's start alloc
 them in its order -- file cache read in bulk at warm-up, anon pages touched once when
 first allocated -- and afterwards only the hot pages are accessed (a page is "hot" when
 used within two minutes: the rest of the allocated memory stays idle), every hot page
-equally often, so the file pages' share of accesses follows from the hot pages' shares.
+equally often (an assumption: the paper gives no per-page rates), so the file pages'
+share of accesses follows from the hot pages' shares.
 Not modelled: allocation churn (pages freed and allocated again: a trace cannot free),
 the hot set drifting over time, re-accesses of cold pages.
 """
@@ -144,7 +145,9 @@ def _service(name: str, doc: str, footprint: str, file_share: str, anon_hot: str
     """A TPP service model with its workload's defaults (sources in each ``doc``)."""
     return Kind(name, doc, {
         **TIMING, **SPACE,
-        "footprint": Param(footprint, parse_size, "bytes of anon and file pages together"),
+        "footprint": Param(footprint, parse_size, "bytes of anon and file pages together "
+                                                  "(assumption: a server's tens of GiB shrunk "
+                                                  "to 96 % of the 100 MiB tpp topologies)"),
         "file_share": Param(file_share[0], fraction, "fraction of the footprint that is file "
                                                      "pages: " + file_share[1]),
         "anon_hot": Param(anon_hot[0], fraction, "fraction of the anon pages that are hot: "
