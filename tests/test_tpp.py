@@ -241,3 +241,20 @@ def test_a_service_touches_every_page_once_in_its_order_then_only_hot_pages(tmp_
     # every hot page equally likely: the file share of accesses is the hot pages' share
     share = (kinds[steady] == FILE).mean()
     assert share == pytest.approx(hot_file / (hot_anon + hot_file), abs=0.01)
+
+
+def test_promotions_and_the_scheduler_tick_wake_kswapd_below_wmark_demote():
+    kernel = KernelMemory(_numa(), 2 * 262144, {"demotion_enabled": True,
+                                                "demote_scale_factor": 200})
+    kernel.alloc(np.arange(262144 - 5242), 0)          # at WMARK_DEMOTE: asleep
+    kernel.alloc(np.arange(262144, 262154), 1)
+    kernel.migrate(np.arange(262144, 262146), 0)       # a promotion takes a page below it
+    assert kernel.kswapd_woken[0]
+    kernel.kswapd()
+    assert kernel.nr_free[0] == 5243 and not kernel.kswapd_woken[0]
+    kernel.check_toptier_balanced()                    # balanced: the tick wakes none
+    assert not kernel.kswapd_woken.any()
+    kernel.alloc(np.arange(262200, 262204), 0)         # below it again (and woken by the
+    kernel.kswapd_woken[:] = False                     # allocation: undone here, so that
+    kernel.check_toptier_balanced()                    # the tick is what wakes it)
+    assert kernel.nr_free[0] == 5239 and kernel.kswapd_woken[0]

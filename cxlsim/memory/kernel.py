@@ -55,7 +55,8 @@ What follows the kernel, and from where (torvalds/linux, 6.x):
 * TPP's additions (LKML "[PATCH 0/5] Transparent Page Placement for Tiered-Memory",
   Nov 2021; never upstream), off by default: decoupled allocation and demotion
   watermarks (``demote_scale_factor``: a top-tier node's kswapd is woken as soon as an
-  allocation leaves fewer free pages than WMARK_DEMOTE and balances to it, while
+  allocation or a promotion leaves fewer free pages than WMARK_DEMOTE, or the scheduler's
+  periodic :meth:`check_toptier_balanced` finds it so, and balances to it, while
   allocations still need only the low watermark) and page-type-aware allocation
   (``file_on_lower_tier``, from the paper).
 * Memory tiers (mm/memory-tiers.c): a node's abstract distance (DRAM 576; CPU-less nodes
@@ -456,8 +457,7 @@ class KernelMemory:
             self.placement.place(batch, m)
             self._link(batch, INACTIVE)
             self._count("pgalloc", m, k)
-            if self.nr_free[m] < self.wmark_demote[m]:  # TPP: rmqueue's check
-                self.wake_kswapd(m)
+            self._check_demote(m)
             if m == preferred:
                 self._count("numa_hit", m, k)
             else:
@@ -497,6 +497,18 @@ class KernelMemory:
         if not self.kswapd_woken[node] and self.nr_free[node] <= self._kswapd_mark(node):
             self.kswapd_woken[node] = True
             self._count("kswapd_wakeup", node)
+
+    def _check_demote(self, node: int) -> None:
+        """TPP's check after a page is taken from ``node`` (``rmqueue``; promotions
+        allocate there too): below WMARK_DEMOTE, wake its kswapd."""
+        if self.nr_free[node] < self.wmark_demote[node]:
+            self.wake_kswapd(node)
+
+    def check_toptier_balanced(self) -> None:
+        """TPP's ``check_toptier_balanced`` (called from the scheduler's load-balance
+        tick): wake the kswapd of every top-tier node below its WMARK_DEMOTE."""
+        for node in np.flatnonzero(self.wmark_demote):
+            self._check_demote(int(node))
 
     def _kswapd_mark(self, node: int) -> int:
         """The watermark kswapd balances ``node`` to (``pgdat_balanced``: the promo
@@ -674,6 +686,8 @@ class KernelMemory:
         self._count("pgmigrate_success", dest, moved.size)
         self._count("pgpromote_success", dest, int(promoted.sum()))
         self._count("pgmigrate_fail", dest, failed.size + stuck.size)
+        if moved.size:
+            self._check_demote(dest)
         if failed.size and self.params.numa_balancing_tiering:
             self.wake_kswapd(dest)
         return moved, np.concatenate([stuck, failed])
