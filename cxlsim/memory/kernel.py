@@ -160,8 +160,9 @@ class KernelParams(StrictModel):
             "vm.demote_scale_factor in 1/10000 of a node (TPP, LKML '[PATCH 0/5] Transparent "
             "Page Placement for Tiered-Memory', Nov 2021, patch 3; default there 200 = 2 %; "
             "never upstream): a top-tier node with a demotion target gets WMARK_DEMOTE = "
-            "size * factor / 10000 clamped to [2 * high, size]; an allocation leaving it "
-            "below wakes kswapd, which reclaims until free pages reach it. None: off"))
+            "size * factor / 10000 clamped to [2 * high, size]; an allocation or promotion "
+            "leaving it below, or the scheduler tick finding it so, wakes kswapd, which "
+            "reclaims until free pages exceed it. None: off"))
     file_on_lower_tier: bool = Field(
         False, description=(
             "TPP's page-type-aware allocation (the paper, not the LKML patches): file "
@@ -205,7 +206,8 @@ class KernelMemory:
     the placement's arrays; ``lru`` (INACTIVE, ACTIVE, NONE), ``young`` (PTE accessed bit),
     ``referenced`` (PG_referenced) and ``stamp`` (list position: larger is nearer the
     head; a list's tail is its smallest stamps). Per node: ``capacity``, ``nr_free``,
-    ``wmark`` (nodes x 4, see :func:`watermarks`), ``tier`` (memory_tierN id, -1 without
+    ``wmark`` (nodes x 4, see :func:`watermarks`), ``wmark_demote`` (TPP's WMARK_DEMOTE,
+    0: none), ``tier`` (memory_tierN id, -1 without
     memory), ``toptier``, ``demotion_target`` (-1: none) and ``kswapd_woken``.
     """
 
