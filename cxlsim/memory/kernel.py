@@ -207,8 +207,8 @@ class KernelMemory:
     ``referenced`` (PG_referenced) and ``stamp`` (list position: larger is nearer the
     head; a list's tail is its smallest stamps). Per node: ``capacity``, ``nr_free``,
     ``wmark`` (nodes x 4, see :func:`watermarks`), ``wmark_demote`` (TPP's WMARK_DEMOTE,
-    0: none), ``tier`` (memory_tierN id, -1 without
-    memory), ``toptier``, ``demotion_target`` (-1: none) and ``kswapd_woken``.
+    0: none), ``tier`` (memory_tierN id, -1 without memory), ``toptier``,
+    ``demotion_target`` (-1: none) and ``kswapd_woken``.
     """
 
     def __init__(self, numa: Numa, pages: int | Placement,
