@@ -50,7 +50,15 @@ What follows the kernel, and from where (torvalds/linux, 6.x):
   overshoots by up to a batch).
 * kswapd (``balance_pgdat``, ``pgdat_balanced``): a woken node reclaims until free pages
   exceed the high watermark (the promo watermark whenever NUMA balancing's tiering mode
-  is on, as ``pgdat_balanced`` checks ``NUMA_BALANCING_MEMORY_TIERING``). The simulation decides when kswapd runs (:meth:`kswapd`).
+  is on, as ``pgdat_balanced`` checks ``NUMA_BALANCING_MEMORY_TIERING``). The
+  simulation decides when kswapd runs (:meth:`kswapd`).
+* TPP's additions (LKML "[PATCH 0/5] Transparent Page Placement for Tiered-Memory",
+  Nov 2021; never upstream), off by default: decoupled allocation and demotion
+  watermarks (``demote_scale_factor``: a top-tier node's kswapd is woken as soon as an
+  allocation or a promotion leaves fewer free pages than WMARK_DEMOTE, or the scheduler's
+  periodic :meth:`check_toptier_balanced` finds it so, and balances to it, while
+  allocations still need only the low watermark) and page-type-aware allocation
+  (``file_on_lower_tier``, from the paper).
 * Memory tiers (mm/memory-tiers.c): a node's abstract distance (DRAM 576; CPU-less nodes
   default to the dax/kmem 5 x 576) gives its tier ``adistance >> 7`` (sysfs
   ``memory_tierN``); a node's demotion target is the nearest node of the next lower tier
@@ -147,6 +155,18 @@ class KernelParams(StrictModel):
     adistance: list[int] | None = Field(
         None, description="abstract distance per node (memory-tiers.c; none: 576 for nodes "
                           "with CPUs, 2880 for CPU-less nodes)")
+    demote_scale_factor: int | None = Field(
+        None, ge=1, le=10000, description=(
+            "vm.demote_scale_factor in 1/10000 of a node (TPP, LKML '[PATCH 0/5] Transparent "
+            "Page Placement for Tiered-Memory', Nov 2021, patch 3; default there 200 = 2 %; "
+            "never upstream): a top-tier node with a demotion target gets WMARK_DEMOTE = "
+            "size * factor / 10000 clamped to [2 * high, size]; an allocation or promotion "
+            "leaving it below, or the scheduler tick finding it so, wakes kswapd, which "
+            "reclaims until free pages exceed it. None: off"))
+    file_on_lower_tier: bool = Field(
+        False, description=(
+            "TPP's page-type-aware allocation (the paper, not the LKML patches): file "
+            "pages aimed at a top-tier node are allocated on its demotion target first"))
 
 
 def default_min_free_kbytes(lowmem_kbytes: int) -> int:
@@ -186,8 +206,9 @@ class KernelMemory:
     the placement's arrays; ``lru`` (INACTIVE, ACTIVE, NONE), ``young`` (PTE accessed bit),
     ``referenced`` (PG_referenced) and ``stamp`` (list position: larger is nearer the
     head; a list's tail is its smallest stamps). Per node: ``capacity``, ``nr_free``,
-    ``wmark`` (nodes x 4, see :func:`watermarks`), ``tier`` (memory_tierN id, -1 without
-    memory), ``toptier``, ``demotion_target`` (-1: none) and ``kswapd_woken``.
+    ``wmark`` (nodes x 4, see :func:`watermarks`), ``wmark_demote`` (TPP's WMARK_DEMOTE,
+    0: none), ``tier`` (memory_tierN id, -1 without memory), ``toptier``,
+    ``demotion_target`` (-1: none) and ``kswapd_woken``.
     """
 
     def __init__(self, numa: Numa, pages: int | Placement,
@@ -213,6 +234,7 @@ class KernelMemory:
                              "(min_free_kbytes is shared among the other nodes)")
         self.wmark = watermarks(self.capacity, params, movable)
         self._init_tiers(params)
+        self.wmark_demote = self._demote_watermarks(params)
         self.lru = np.full(n_pages, NONE, dtype=np.int8)
         self.young = np.zeros(n_pages, dtype=bool)
         self.referenced = np.zeros(n_pages, dtype=bool)
@@ -256,6 +278,16 @@ class KernelMemory:
             allowed = np.isin(self.tier, lower)
             order = numa.fallback(target)
             self._demotion_order.append(order[allowed[order]])
+
+    def _demote_watermarks(self, params: KernelParams) -> np.ndarray:
+        """TPP's WMARK_DEMOTE per node (0: none): on top-tier nodes that demote,
+        ``size * demote_scale_factor / 10000`` clamped to [2 * high, size]."""
+        n = self.numa.n_nodes
+        if params.demote_scale_factor is None or not params.demotion_enabled:
+            return np.zeros(n, dtype=np.int64)
+        tmp = self.capacity * params.demote_scale_factor // 10000
+        mark = np.clip(tmp, 2 * self.wmark[:, WMARK_HIGH], self.capacity)
+        return np.where(self.toptier & (self.demotion_target >= 0), mark, 0)
 
     # --- state -------------------------------------------------------------------------
 
@@ -356,7 +388,9 @@ class KernelMemory:
               allowed: Sequence[int] | None = None) -> np.ndarray:
         """Allocate (first touch) ``pages`` for a task preferring ``node``; returns the
         node of each page. ``kind`` (anon, file, shmem) sets the pages' type; None keeps
-        the placement's (anon unless a trace said otherwise).
+        the placement's (anon unless a trace said otherwise). With
+        ``file_on_lower_tier`` file pages aimed at a top-tier node aim at its demotion
+        target instead.
 
         ``allowed`` restricts the zonelist (a bind policy's nodes). A page that direct
         reclaim already took back within this call reads -1. Raises
@@ -376,6 +410,15 @@ class KernelMemory:
                 raise ValueError(f"none of the allowed nodes {list(allowed)} has memory")
         if kind is not None:
             self.placement.page_type[pages] = PAGE_TYPES.index(kind)
+        file = self.placement.page_type[pages] == FILE
+        if self.params.file_on_lower_tier and self.toptier[node] \
+                and self.demotion_target[node] >= 0 and file.any():
+            out = np.empty(pages.size, dtype=np.int64)  # file pages aim at the lower tier
+            out[file] = self.alloc(pages[file], int(self.demotion_target[node]),
+                                   allowed=allowed)
+            if not file.all():
+                out[~file] = self.alloc(pages[~file], node, allowed=allowed)
+            return out
         done = self._take(pages, 0, node, zonelist, WMARK_LOW)
         if done < pages.size:
             for m in zonelist:
@@ -416,6 +459,7 @@ class KernelMemory:
             self.placement.place(batch, m)
             self._link(batch, INACTIVE)
             self._count("pgalloc", m, k)
+            self._check_demote(m)
             if m == preferred:
                 self._count("numa_hit", m, k)
             else:
@@ -456,11 +500,25 @@ class KernelMemory:
             self.kswapd_woken[node] = True
             self._count("kswapd_wakeup", node)
 
+    def _check_demote(self, node: int) -> None:
+        """TPP's check after a page is taken from ``node`` (``rmqueue``; promotions
+        allocate there too): below WMARK_DEMOTE, wake its kswapd."""
+        if self.nr_free[node] < self.wmark_demote[node]:
+            self.wake_kswapd(node)
+
+    def check_toptier_balanced(self) -> None:
+        """TPP's ``check_toptier_balanced`` (called from the scheduler's load-balance
+        tick): wake the kswapd of every top-tier node below its WMARK_DEMOTE."""
+        for node in np.flatnonzero(self.wmark_demote):
+            self._check_demote(int(node))
+
     def _kswapd_mark(self, node: int) -> int:
         """The watermark kswapd balances ``node`` to (``pgdat_balanced``: the promo
-        watermark whenever NUMA balancing's memory-tiering mode is on, else high)."""
+        watermark whenever NUMA balancing's memory-tiering mode is on, else high; TPP's
+        WMARK_DEMOTE where it is set, which lies above both)."""
         promo = self.params.numa_balancing_tiering
-        return int(self.wmark[node, WMARK_PROMO if promo else WMARK_HIGH])
+        return max(int(self.wmark[node, WMARK_PROMO if promo else WMARK_HIGH]),
+                   int(self.wmark_demote[node]))
 
     def kswapd(self) -> int:
         """Run every woken kswapd once, fastest tier first (demotions may wake the
@@ -630,6 +688,8 @@ class KernelMemory:
         self._count("pgmigrate_success", dest, moved.size)
         self._count("pgpromote_success", dest, int(promoted.sum()))
         self._count("pgmigrate_fail", dest, failed.size + stuck.size)
+        if moved.size:
+            self._check_demote(dest)
         if failed.size and self.params.numa_balancing_tiering:
             self.wake_kswapd(dest)
         return moved, np.concatenate([stuck, failed])

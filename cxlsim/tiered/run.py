@@ -30,11 +30,12 @@ the simulation, a SimPy process on the project's :class:`~cxlsim.engine.Simulati
 * a DAMON-style monitor, when on, is another (:mod:`cxlsim.tiered.damon`): regions of
   pages sampled every sample interval, their access counts published to the policy
   every aggregation interval;
-* kswapd is a SimPy process too: every ``kswapd_interval`` of simulated time it runs
-  the woken nodes' reclaim (demoting to the next tier when the kernel allows it); every
-  page that moved is copied -- its lines read at the source and written at the
-  destination in the next epoch, loading the same nodes and links as the application
-  (a stream of its own, whose time is the kernel thread's, not the application's).
+* kswapd is a SimPy process too: every ``kswapd_interval`` of simulated time (after
+  TPP's scheduler-tick check, when its WMARK_DEMOTE is set) it runs the woken nodes'
+  reclaim (demoting to the next tier when the kernel allows it); every page that moved
+  is copied -- its lines read at the source and written at the destination in the next
+  epoch, loading the same nodes and links as the application (a stream of its own,
+  whose time is the kernel thread's, not the application's).
 
 After each epoch the policy may move pages (``moves``): each move is a kernel migration
 by its rules, copied like a demotion; a page moving back where it left within the
@@ -281,6 +282,7 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
     def kswapd():
         while True:
             yield sim.env.timeout(kswapd_interval)
+            kernel.check_toptier_balanced()  # TPP's scheduler-tick check (if set)
             if kernel.kswapd_woken.any() and kernel.kswapd():
                 shootdown(by_task=False)
 

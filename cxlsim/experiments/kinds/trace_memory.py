@@ -129,6 +129,9 @@ class TraceMemoryExperiment(MemoryExperiment):
     migration: MigrationParams = Field(default_factory=MigrationParams, description=(
         "page migration's costs and limits: per-page kernel time, TLB shootdowns, "
         "promotion/demotion rate limits, busy pages"))
+    figures: bool = Field(True, description=(
+        "draw the figures (false: metrics and tables only, for runs read by code such "
+        "as cxlsim validate's)"))
     _params: Any = PrivateAttr(None)
 
     @model_validator(mode="before")
@@ -284,6 +287,22 @@ class TraceMemoryExperiment(MemoryExperiment):
                    "epochs": len(epochs),
                    "mean_memory_latency_ns": float((lat * refs).sum() / max(refs.sum(), 1)),
                    "p99_epoch_latency_ns": float(np.percentile(per_epoch, 99))}
+        metrics.update(_measured(epochs, self.warmup))
+        metrics.update({k: int(epochs[k].sum()) for k in (
+            *VMSTAT, "numa_hint_faults", "numa_pages_migrated", "migrate_rate_limited",
+            "pingpong")})
+        metrics["tlb_shootdown_ns"] = float(epochs["tlb_shootdown_ns"].sum())
+        metrics.update({f"pages_{t}": int((run.placement.page_type == code).sum())
+                        for code, t in enumerate(PAGE_TYPES)})
+        tables = {"epochs": epochs, "nodes": nodes, "pages": _pages(run.placement, names)}
+        if self.damon.enabled:
+            tables["damon_regions"] = pd.DataFrame(
+                run.regions, columns=["time_ns", "start_page", "end_page", "nr_accesses", "age"])
+        return RunResult(self.name, self, metrics, tables,
+                         self._figures(epochs, names) if self.figures else {})
+
+    def _figures(self, epochs: pd.DataFrame, names: list[str]) -> dict:
+        """Each node's traffic, traffic share and resident (hot and cold) pages over time."""
         long = epochs.melt(id_vars=["end_ns"], value_vars=[f"GBps_{n}" for n in names],
                            var_name="node", value_name="GBps")
         long["node"] = long["node"].str.removeprefix("GBps_")
@@ -305,20 +324,8 @@ class TraceMemoryExperiment(MemoryExperiment):
                          title="Share of memory traffic per node over time",
                          labels={"time_ms": "simulated time (ms)"})
         shares.update_layout(template="plotly_white", yaxis_tickformat=".0%")
-        metrics.update(_measured(epochs, self.warmup))
-        metrics.update({k: int(epochs[k].sum()) for k in (
-            *VMSTAT, "numa_hint_faults", "numa_pages_migrated", "migrate_rate_limited",
-            "pingpong")})
-        metrics["tlb_shootdown_ns"] = float(epochs["tlb_shootdown_ns"].sum())
-        metrics.update({f"pages_{t}": int((run.placement.page_type == code).sum())
-                        for code, t in enumerate(PAGE_TYPES)})
-        tables = {"epochs": epochs, "nodes": nodes, "pages": _pages(run.placement, names)}
-        if self.damon.enabled:
-            tables["damon_regions"] = pd.DataFrame(
-                run.regions, columns=["time_ns", "start_page", "end_page", "nr_accesses", "age"])
-        return RunResult(self.name, self, metrics, tables,
-                         {"traffic over time": fig, "traffic share over time": shares,
-                          "resident pages over time": resident})
+        return {"traffic over time": fig, "traffic share over time": shares,
+                "resident pages over time": resident}
 
 
 def _measured(epochs: pd.DataFrame, warmup: int) -> dict[str, float]:

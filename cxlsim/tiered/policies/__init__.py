@@ -7,16 +7,23 @@ registry :data:`POLICIES` maps names to classes:
 * :mod:`~cxlsim.tiered.policies.static`: ``static`` (first touch by a memory policy,
   never moving: default Linux without tiering), ``oracle`` (the best static placement,
   known in advance), ``all-local`` and ``all-cxl`` (the bounds);
+* :mod:`~cxlsim.tiered.policies.linux`: ``default-linux`` (local first, reclaim without
+  demotion: a machine with CXL out of the box) and ``demotion`` (reclaim demotes to
+  CXL, nothing promotes);
+* :mod:`~cxlsim.tiered.policies.tpp`: ``tpp`` (TPP: hint faults on CXL pages, the
+  active-LRU gate, decoupled allocation/demotion watermarks, page-type-aware
+  allocation);
 * :mod:`~cxlsim.tiered.policies.damon`: ``damon`` (DAMOS migrate_hot / migrate_cold
   schemes with quotas, goals and watermarks; SK hynix HMSDK's settings by default).
 """
 
 from __future__ import annotations
 
-from cxlsim.tiered.policies import damon, static
+from cxlsim.tiered.policies import damon, linux, static, tpp
 from cxlsim.tiered.policies.base import EpochView, Policy, PolicyParams, Switches
 
 #: Policy name -> class.
-POLICIES: dict[str, type[Policy]] = {p.name: p for p in (*static.KINDS, *damon.KINDS)}
+POLICIES: dict[str, type[Policy]] = {
+    p.name: p for p in (*static.KINDS, *linux.KINDS, *tpp.KINDS, *damon.KINDS)}
 
 __all__ = ["POLICIES", "EpochView", "Policy", "PolicyParams", "Switches"]

@@ -12,6 +12,19 @@ warm-up and rarely touched afterwards. Each block models one of these, with page
   uniformly by ``file_ops`` of the accesses;
 * ``file-warmup``: one sequential read of the whole file (one ``item`` a record), then
   the anon/file mix with few file accesses.
+
+The four services TPP was evaluated on (``web1``, ``cache1``, ``cache2``, ``warehouse``)
+are one model, :func:`service`, with each workload's parameters chosen once from the
+paper's characterisation (section 3, as quoted by a reading note of arXiv 2206.02878
+v2 -- ``../shared/reference/policies.md`` section 1.3 and its seed): the footprint is
+made of anon and file pages in the workload's shares; the workload's start allocates
+them in its order -- file cache read in bulk at warm-up, anon pages touched once when
+first allocated -- and afterwards only the hot pages are accessed (a page is "hot" when
+used within two minutes: the rest of the allocated memory stays idle), every hot page
+equally often (an assumption: the paper gives no per-page rates), so the file pages'
+share of accesses follows from the hot pages' shares.
+Not modelled: allocation churn (pages freed and allocated again: a trace cannot free),
+the hot set drifting over time, re-accesses of cold pages.
 """
 
 from __future__ import annotations
@@ -26,7 +39,7 @@ from cxlsim.traces.generators.base import (
 from cxlsim.traces.generators.popularity import ZIPF
 from cxlsim.traces.generators.zipf import Zipfian
 from cxlsim.traces.native import ANON, FILE, READ, Columns
-from cxlsim.traces.params import Param, fraction, integer
+from cxlsim.traces.params import Param, boolean, fraction, integer
 from cxlsim.units import format_size, parse_size
 
 _ALIGN = 1 << 30  # second areas start at the next GiB boundary after the first
@@ -100,6 +113,52 @@ def file_warmup(p: Mapping[str, Any], rng: np.random.Generator,
         yield _mix(p, rng, batch(n), zipf, first, count)
 
 
+def service(p: Mapping[str, Any], rng: np.random.Generator,
+            n: int) -> Iterator[Columns]:
+    """A TPP service: its start (anon and file pages first touched in the workload's
+    order) then uniform accesses over its hot anon and hot file pages."""
+    total = items(p)
+    file_items = int(round(total * p["file_share"]))
+    anon_items = total - file_items
+    check(anon_items >= 1 and file_items >= 1,
+          "footprint must hold at least one anon and one file item at this file_share")
+    kinds = np.repeat(np.array([ANON, FILE], np.uint8), [anon_items, file_items])
+    order = np.arange(total) if p["anon_first"] else \
+        np.concatenate([np.arange(anon_items, total), np.arange(anon_items)])
+    hot = np.concatenate([  # each type's hot pages, scattered over its area
+        rng.permutation(anon_items)[:max(int(round(anon_items * p["anon_hot"])), 1)],
+        anon_items + rng.permutation(file_items)[:max(int(round(file_items * p["file_hot"])),
+                                                     1)]])
+    m = batch(n)
+    for start in range(0, total, m):  # the start: every page touched once, in order
+        index = order[start:start + m]
+        yield {"addr": place(rng, index, p), "op": ops(rng, index.size, p["read_ratio"]),
+               "page_type": kinds[index], "region": kinds[index].astype(np.uint16)}
+    while True:
+        index = hot[rng.integers(0, hot.size, m)]
+        yield {"addr": place(rng, index, p), "op": ops(rng, m, p["read_ratio"]),
+               "page_type": kinds[index], "region": kinds[index].astype(np.uint16)}
+
+
+def _service(name: str, doc: str, footprint: str, file_share: str, anon_hot: str,
+             file_hot: str, anon_first: str) -> Kind:
+    """A TPP service model with its workload's defaults (sources in each ``doc``)."""
+    return Kind(name, doc, {
+        **TIMING, **SPACE,
+        "footprint": Param(footprint, parse_size, "bytes of anon and file pages together "
+                                                  "(assumption: a server's tens of GiB shrunk "
+                                                  "to 96 % of the 100 MiB tpp topologies)"),
+        "file_share": Param(file_share[0], fraction, "fraction of the footprint that is file "
+                                                     "pages: " + file_share[1]),
+        "anon_hot": Param(anon_hot[0], fraction, "fraction of the anon pages that are hot: "
+                                                 + anon_hot[1]),
+        "file_hot": Param(file_hot[0], fraction, "fraction of the file pages that are hot: "
+                                                 + file_hot[1]),
+        "anon_first": Param(anon_first[0], boolean, "anon pages allocated before the file "
+                                                    "cache is read in: " + anon_first[1])},
+        service, regions=_REGIONS)
+
+
 _FILE = {"file_size": Param("2 GiB", parse_size, "size of the file pages (page cache)"),
          "file_ops": Param("0.2", fraction, "fraction of the accesses to file pages")}
 _REGIONS = {0: "anon", 1: "file"}
@@ -121,4 +180,29 @@ KINDS = (
           "file_ops": Param("0.02", fraction, "fraction of the accesses to file pages after "
                                               "the warm-up")},
          file_warmup, regions=_REGIONS),
+    # TPP paper section 3 (reading note of arXiv 2206.02878 v2). Web, Cache and Ads use
+    # 95-98 % of a server's memory: the experiments size the nodes to that.
+    _service("web1", "TPP's Web1 (HHVM web service): file cache loaded at start, then anon",
+             "96 MiB",
+             ("0.5", "assumption: the VM binaries and bytecode loaded at start make a "
+                     "large share (the paper's Fig. 9a, not read)"),
+             ("0.475", "35-60 % of a web service's anon pages hot within 2 min (midpoint)"),
+             ("0.085", "3-14 % of a web service's file pages hot within 2 min (midpoint)"),
+             ("false", "the file cache is loaded at start, anon grows afterwards")),
+    _service("cache1", "TPP's Cache1 (in-memory object cache on tmpfs)", "96 MiB",
+             ("0.76", "file (tmpfs) pages are 70-82 % of a cache's memory (midpoint)"),
+             ("0.40", "40 % of Cache1's anon pages accessed within 2 min"),
+             ("0.25", "25 % of Cache1's file pages accessed within 2 min"),
+             ("true", "Cache1's anon pages are first allocated locally")),
+    _service("cache2", "TPP's Cache2 (in-memory object cache on tmpfs)", "96 MiB",
+             ("0.76", "file (tmpfs) pages are 70-82 % of a cache's memory (midpoint)"),
+             ("0.43", "43 % of Cache2's anon pages hot within 1 min"),
+             ("0.30", "30 % of Cache2's file pages hot within 1 min"),
+             ("true", "Cache2's anon pages are mostly allocated locally")),
+    _service("warehouse", "TPP's Data Warehouse (batch query engine)", "96 MiB",
+             ("0.15", "anon pages are 85 % of its memory, file 15 %, stable"),
+             ("0.333", "only a third of its anon pages are hot"),
+             ("0.05", "assumption: its file pages are 'mostly cold' (no number given)"),
+             ("false", "assumption: file pages of the intermediate results first "
+                       "(order not given)")),
 )

@@ -1,0 +1,208 @@
+"""The T6 checks: TPP (Maruf et al., ASPLOS'23) and default Linux on the trace engine.
+
+Every row runs the TPP experiment files (``experiments/tpp-*.yaml``: the web1, cache1,
+cache2 and warehouse workload models on a 100 MiB machine at local:CXL 2:1 or 1:4)
+under a policy by name and compares with the paper's numbers as a reading note quotes
+them. A *loss* is one minus the throughput (accesses per simulated second) relative to
+all-local on the same trace, taken over the second half of the epochs -- the steady
+state after the workload's start and the policy's first moves, as the paper reports
+steady throughput; *local traffic* is DRAM's share of the memory references over the
+same epochs. Nothing here is fitted to a published value: the workloads' parameters
+come from the paper's characterisation (:mod:`cxlsim.traces.generators.tpp`), so a row
+the models miss is a FAIL with its reason. T6.6, T6.7 and T6.7b (NUMA balancing,
+AutoTiering) are another family's.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+
+from cxlsim.experiments import load_experiment
+from cxlsim.validation import FAIL, PASS, Outcome, check
+from cxlsim.validation.checks import EXPERIMENTS, _band, _field
+
+#: The CXL expander's media latencies of tpp-latency.yaml (about 220, 260 and 300 ns
+#: idle load-to-use); quick mode runs the slowest.
+_MEDIA_NS = (18, 58, 98)
+
+
+@dataclass(frozen=True)
+class Steady:
+    """A run's steady state (second half of its epochs) and whole-run promotions."""
+
+    throughput: float     # accesses per simulated second
+    local: float          # DRAM's share of the memory references
+    hot_on_cxl: float     # share of the pages accessed in an epoch that sit on CXL
+    promoted: int         # pgpromote_success over the run
+    cxl_ns: float         # the CXL node's mean loaded latency
+
+
+@cache
+def _run(file: str, workload: str, policy: str, extra: tuple[str, ...] = ()) -> Steady:
+    """One point of ``experiments/<file>``: ``workload`` under ``policy`` (a name or a
+    ``{name: ..., tunable: ...}`` mapping as text), ``extra`` overrides."""
+    result = load_experiment(EXPERIMENTS / file, [f"trace.generate={workload}",
+                                                  f"policy={policy}", "figures=false",
+                                                  *extra]).run()
+    e = result.tables["epochs"]
+    half = e.iloc[len(e) // 2:]
+    refs = half["refs_dram"].sum() + half["refs_cxl"].sum()
+    hot = half["hot_cxl"] / (half["hot_dram"] + half["hot_cxl"]).clip(lower=1)
+    return Steady(half["accesses"].sum() / half["duration_ns"].sum() * 1e9,
+                  half["refs_dram"].sum() / max(refs, 1), float(hot.mean()),
+                  int(result.metrics["pgpromote_success"]),
+                  float((half["latency_ns_cxl"] * half["refs_cxl"]).sum()
+                        / max(half["refs_cxl"].sum(), 1)))
+
+
+def _loss(file: str, workload: str, policy: str, extra: tuple[str, ...] = ()) -> float:
+    """``policy``'s loss against all-local on ``workload`` (a fraction)."""
+    base = _run("tpp-2to1.yaml", workload, "all-local")  # every page local: any ratio
+    return 1 - _run(file, workload, policy, extra).throughput / base.throughput
+
+
+def _judge(target_id: str, simulated: list[float], shown: str, why: str = "") -> Outcome:
+    """Each simulated percentage against its published part and tolerance part (the
+    targets' "a / b" columns; one tolerance with "each" covers every part): "±N points"
+    or "< N points" is the distance from the published value, "< N %" a bound on the
+    value itself."""
+    published = [float(re.search(r"\d+(?:\.\d+)?", p)[0])
+                 for p in _field(target_id, "published").split(" / ")]
+    tolerance = _field(target_id, "tolerance").split(" / ")
+    tolerance = tolerance * len(simulated) if len(tolerance) == 1 else tolerance
+    published = published * len(simulated) if len(published) == 1 else published
+    misses = []
+    for sim, pub, tol in zip(simulated, published, tolerance):
+        limit = float(re.search(r"\d+(?:\.\d+)?", tol)[0])
+        if "point" in tol:
+            ok = abs(sim - pub) <= limit
+            miss = f"{sim:.1f} % is {sim - pub:+.1f} points from {pub:g} % (±{limit:g})"
+        else:
+            ok = sim < limit
+            miss = f"{sim:.1f} % is not below {limit:g} % (published {pub:g} %)"
+        if not ok:
+            misses.append(miss)
+    return Outcome(shown, FAIL if misses else PASS,
+                   "; ".join(filter(None, ("; ".join(misses), why if misses else ""))))
+
+
+def _pct(x: float) -> str:
+    """``0.0512`` -> ``"5.1 %"`` (a loss a hair below zero shows as 0.0 %)."""
+    return f"{round(x * 100, 1) + 0.0:.1f} %"
+
+
+def _pair(file: str, workload: str) -> tuple[list[float], str]:
+    """Default Linux's and TPP's losses (%) on ``workload`` with their local traffic."""
+    losses, parts = [], []
+    for policy, label in (("default-linux", "default Linux"), ("tpp", "TPP")):
+        loss = _loss(file, workload, policy)
+        losses.append(loss * 100)
+        parts.append(f"{label} {_pct(loss)} (local {_pct(_run(file, workload, policy).local)})")
+    return losses, " / ".join(parts)
+
+
+_WHY_DEFAULT = ("the default-Linux loss follows from where the workload model's start "
+                "leaves its hot pages (file share and allocation order are assumptions "
+                "or midpoints of the paper's ranges) and from the CXL penalty of the "
+                "modelled expander; neither is fitted")
+
+
+@check("T6.1", "T6.2", "T6.3", "T6.3b", "T6.3c", "T6.3d")
+def tpp_two_to_one(quick: bool) -> dict[str, Outcome]:
+    """Web1, Cache1, Cache2 and Data Warehouse at 2:1 (experiments/tpp-2to1.yaml)."""
+    file = "tpp-2to1.yaml"
+    tpp = {w: _loss(file, w, "tpp") for w in ("web1", "cache1", "cache2", "warehouse")}
+    web1 = _run(file, "web1", "default-linux")
+    out = {
+        "T6.1": _judge("T6.1", [max(tpp.values()) * 100], "; ".join(
+            f"{w} {_pct(v)}" for w, v in tpp.items())),
+        "T6.2": _judge("T6.2", [_loss(file, "web1", "default-linux") * 100],
+                       f"{_pct(_loss(file, 'web1', 'default-linux'))} (local traffic "
+                       f"{_pct(web1.local)})", _WHY_DEFAULT),
+        "T6.3": _judge("T6.3", [tpp["web1"] * 100], f"{_pct(tpp['web1'])} (local traffic "
+                       f"{_pct(_run(file, 'web1', 'tpp').local)})"),
+    }
+    for target, workload in (("T6.3b", "cache1"), ("T6.3c", "cache2")):
+        losses, shown = _pair(file, workload)
+        out[target] = _judge(target, losses, shown, _WHY_DEFAULT)
+    losses, shown = _pair(file, "warehouse")
+    out["T6.3d"] = _judge("T6.3d", losses, shown, _WHY_DEFAULT)
+    return out
+
+
+@check("T6.4", "T6.5")
+def tpp_one_to_four(quick: bool) -> dict[str, Outcome]:
+    """Cache1 and Cache2 at 1:4 (experiments/tpp-1to4.yaml)."""
+    why = ("at 1:4 the models' hot sets (every hot page equally hot) exceed DRAM, so TPP "
+           "keeps promoting and demoting hot pages; " + _WHY_DEFAULT)
+    out = {}
+    for target, workload in (("T6.4", "cache1"), ("T6.5", "cache2")):
+        losses, shown = _pair("tpp-1to4.yaml", workload)
+        out[target] = _judge(target, losses, shown, why)
+    return out
+
+
+@check("T6.7c", "T6.8", "T6.9")
+def tpp_ablation(quick: bool) -> dict[str, Outcome]:
+    """TPP's mechanisms one at a time (experiments/tpp-ablation.yaml: Cache1 at 1:4;
+    page-type-aware allocation also on Web1 at 2:1 and Cache2 at 1:4)."""
+    aware = "{name: tpp, page_type_aware: true}"
+    cases = (("tpp-2to1.yaml", "web1"), ("tpp-ablation.yaml", "cache1"),
+             ("tpp-ablation.yaml", "cache2"))
+    losses = [_loss(f, w, aware) for f, w in cases]
+    locals_ = [_run(f, w, aware).local for f, w in cases]
+    t67c = _judge("T6.7c", [x * 100 for x in losses], " / ".join(
+        f"{w} {_pct(x)} (local {_pct(loc)})" for (_, w), x, loc in zip(cases, losses, locals_)),
+        "the loss at 1:4 is TPP's own there (see T6.4, T6.5): file pages allocated on CXL "
+        "first barely change where the hot pages end")
+
+    gated = _run("tpp-ablation.yaml", "cache1", "tpp")
+    open_ = _run("tpp-ablation.yaml", "cache1", "{name: tpp, active_lru_gate: false}")
+    ratio = open_.promoted / max(gated.promoted, 1)
+    change = gated.throughput / open_.throughput - 1
+    lo, hi = _band("T6.8")
+    ok = lo <= ratio <= hi and abs(change) <= 0.01
+    t68 = Outcome(f"{ratio:.2f}x fewer promotions ({open_.promoted} -> {gated.promoted}), "
+                  f"throughput {change * 100:+.1f} %", PASS if ok else FAIL, "" if ok else (
+                      f"outside [{lo:g}, {hi:g}]x or 1 %: in the model a page's hint faults "
+                      "come once per scan, and the hot pages fault in every scan, so the "
+                      "gate only delays each promotion by two scans; the paper's 11x needs "
+                      "pages that fault once and are not hot (its workloads' warm pages)"))
+
+    loss = _loss("tpp-ablation.yaml", "cache1", "{name: tpp, decoupled_watermarks: false}")
+    local = _run("tpp-ablation.yaml", "cache1", "{name: tpp, decoupled_watermarks: false}")
+    t69 = _judge("T6.9", [loss * 100], f"{_pct(loss)} (local {_pct(local.local)}; with "
+                 f"decoupling {_pct(_loss('tpp-ablation.yaml', 'cache1', 'tpp'))})",
+                 "without WMARK_DEMOTE a refused promotion still wakes DRAM's kswapd (the "
+                 "tiering mode), which demotes down to the promo watermark, so promotion does "
+                 "not stall; and with the model's hot set larger than DRAM at 1:4 both runs "
+                 "keep swapping hot pages, so the watermarks change little")
+    return {"T6.7c": t67c, "T6.8": t68, "T6.9": t69}
+
+
+@check("T6.10")
+def tpp_latency(quick: bool) -> dict[str, Outcome]:
+    """Cache2 at 2:1 with the CXL idle latency from about 220 to 300 ns
+    (experiments/tpp-latency.yaml): the hot pages left on CXL, TPP and default Linux."""
+    media = _MEDIA_NS[-1:] if quick else _MEDIA_NS
+    parts, values = [], {"tpp": [], "default-linux": []}
+    for ns in media:
+        extra = (f"topology.nodes[3].media_latency={ns} ns",)
+        for policy in values:
+            values[policy].append(_run("tpp-latency.yaml", "cache2", policy, extra).hot_on_cxl)
+        cxl_ns = _run("tpp-latency.yaml", "cache2", "default-linux", extra).cxl_ns
+        parts.append(f"CXL {cxl_ns:.0f} ns: TPP {_pct(values['tpp'][-1])} vs default "
+                     f"{_pct(values['default-linux'][-1])}")
+    tol = float(re.search(r"\d+", _field("T6.10", "tolerance"))[0]) / 100
+    bands = [tuple(float(x) / 100 for x in b.split("-"))
+             for b in re.findall(r"\d+-\d+", _field("T6.10", "published"))]
+    ok = all(lo - tol <= v <= hi + tol for (lo, hi), vals in zip(bands, values.values())
+             for v in vals)
+    return {"T6.10": Outcome("; ".join(parts), PASS if ok else FAIL, "" if ok else (
+        "outside 4-5 % (TPP) or 22-25 % (default) by more than 3 points. Neither policy "
+        "looks at latency, so the shares do not move with it (as published); TPP leaves "
+        "no hot page on CXL because the model's hot set fits in DRAM at 2:1 and every hot "
+        "page faults in every scan; default Linux's share is where the model's start "
+        "put the hot pages"))}
