@@ -248,6 +248,26 @@ def test_migrate_stops_at_the_high_watermark_and_counts_failures():
     assert mem.vmstat()["pgpromote_success"] == 10
 
 
+def test_without_the_promo_watermark_a_refused_promotion_wakes_nobody():
+    """TPP's patch set predates WMARK_PROMO: its refused promotions just fail, and its
+    kswapd balances to the high watermark (or its own WMARK_DEMOTE)."""
+    mem = KernelMemory(dram_cxl(), 40000, {"numa_balancing_tiering": True,
+                                           "promo_watermark": False,
+                                           "demotion_enabled": True})
+    assert not mem.promo_watermark
+    assert mem._kswapd_mark(0) == int(mem.wmark[0, WMARK_HIGH])
+    high = int(mem.wmark[0, WMARK_HIGH])
+    mem.alloc(np.arange(int(mem.nr_free[0]) - high - 11), 0)
+    cxl = np.arange(30000, 30040)
+    mem.alloc(cxl, 1)
+    moved, failed = mem.migrate(cxl, 0)
+    assert moved.size == 10 and failed.size == 30
+    assert not mem.kswapd_woken[0]
+    upstream = KernelMemory(dram_cxl(), 40000, {"numa_balancing_tiering": True})
+    assert upstream.promo_watermark
+    assert upstream._kswapd_mark(0) == int(upstream.wmark[0, WMARK_PROMO])
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda m: m.touch([5]), "page 5 is not resident"),
     (lambda m: m.alloc([0], 0), "page 0 is already resident"),

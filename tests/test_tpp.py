@@ -131,7 +131,8 @@ def test_the_policies_turn_their_kernel_switches():
                        for n in ("default-linux", "demotion"))
     assert not linux.kernel["demotion_enabled"] and demotion.kernel["demotion_enabled"]
     tpp = Tpp.switches(TppParams())
-    assert tpp.kernel == {"numa_balancing_tiering": True, "demotion_enabled": True,
+    assert tpp.kernel == {"numa_balancing_tiering": True, "promo_watermark": False,
+                          "demotion_enabled": True,
                           "demote_scale_factor": 200, "file_on_lower_tier": False}
     assert tpp.numa_balancing == {"enabled": True}
     assert Tpp.switches(TppParams(decoupled_watermarks=False)).kernel["demote_scale_factor"] \

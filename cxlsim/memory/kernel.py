@@ -50,8 +50,9 @@ What follows the kernel, and from where (torvalds/linux, 6.x):
   overshoots by up to a batch).
 * kswapd (``balance_pgdat``, ``pgdat_balanced``): a woken node reclaims until free pages
   exceed the high watermark (the promo watermark whenever NUMA balancing's tiering mode
-  is on, as ``pgdat_balanced`` checks ``NUMA_BALANCING_MEMORY_TIERING``). The
-  simulation decides when kswapd runs (:meth:`kswapd`).
+  is on, as ``pgdat_balanced`` checks ``NUMA_BALANCING_MEMORY_TIERING``, unless
+  ``promo_watermark`` says otherwise: TPP's patch set predates it). The simulation
+  decides when kswapd runs (:meth:`kswapd`).
 * TPP's additions (LKML "[PATCH 0/5] Transparent Page Placement for Tiered-Memory",
   Nov 2021; never upstream), off by default: decoupled allocation and demotion
   watermarks (``demote_scale_factor``: a top-tier node's kswapd is woken as soon as an
@@ -143,8 +144,16 @@ class KernelParams(StrictModel):
                            "(mm/memory-tiers.c numa_demotion_enabled, default false)")
     numa_balancing_tiering: bool = Field(
         False, description="kernel.numa_balancing bit 2 (NUMA_BALANCING_MEMORY_TIERING): "
-                           "kswapd balances to WMARK_PROMO, and a promotion refused for "
-                           "lack of room wakes the target's kswapd")
+                           "hint faults on lower-tier pages only, and (promo_watermark) "
+                           "kswapd balances to WMARK_PROMO, a promotion refused for lack "
+                           "of room waking the target's kswapd")
+    promo_watermark: bool | None = Field(
+        None, description=(
+            "the upstream tiering mode's promotion watermark (mm/vmscan.c pgdat_balanced, "
+            "mm/migrate.c numamigrate_isolate_folio, since 5.18/6.0): kswapd balances to "
+            "WMARK_PROMO and a promotion refused for lack of room wakes the target's "
+            "kswapd. None: with numa_balancing_tiering (upstream); TPP's patch set "
+            "(5.13) has neither: its refused promotions just fail (dst_node_full)"))
     swap: bool = Field(False, description="a swap device exists: anon pages can be reclaimed "
                                           "by swapping them out")
     swappiness: int = Field(60, ge=0, le=200, description="vm.swappiness: relative reclaim "
@@ -295,6 +304,13 @@ class KernelMemory:
     def node(self) -> np.ndarray:
         """Every page's node, -1 when not resident (the placement's array)."""
         return self.placement.node
+
+    @property
+    def promo_watermark(self) -> bool:
+        """Whether the upstream tiering mode's WMARK_PROMO rules apply (see
+        :attr:`KernelParams.promo_watermark`)."""
+        p = self.params
+        return p.numa_balancing_tiering if p.promo_watermark is None else p.promo_watermark
 
     @property
     def kind(self) -> np.ndarray:
@@ -514,9 +530,9 @@ class KernelMemory:
 
     def _kswapd_mark(self, node: int) -> int:
         """The watermark kswapd balances ``node`` to (``pgdat_balanced``: the promo
-        watermark whenever NUMA balancing's memory-tiering mode is on, else high; TPP's
+        watermark in the upstream memory-tiering mode, else high; TPP's
         WMARK_DEMOTE where it is set, which lies above both)."""
-        promo = self.params.numa_balancing_tiering
+        promo = self.promo_watermark
         return max(int(self.wmark[node, WMARK_PROMO if promo else WMARK_HIGH]),
                    int(self.wmark_demote[node]))
 
@@ -690,6 +706,6 @@ class KernelMemory:
         self._count("pgmigrate_fail", dest, failed.size + stuck.size)
         if moved.size:
             self._check_demote(dest)
-        if failed.size and self.params.numa_balancing_tiering:
+        if failed.size and self.promo_watermark:
             self.wake_kswapd(dest)
         return moved, np.concatenate([stuck, failed])

@@ -328,7 +328,8 @@ def _migrate(kernel: KernelMemory, migrator: Migrator,
     read at its source (the destination's writes come with the kernel's
     pgmigrate_success). Returns the pages moved (``numa_pages_migrated``).
 
-    The moves stand for a stream spread over the epoch's ``span`` ns. In tiering mode a
+    The moves stand for a stream spread over the epoch's ``span`` ns. In tiering mode
+    with its promo watermark (:attr:`KernelMemory.promo_watermark`) a
     refused promotion wakes the destination's kswapd, which demotes while that stream
     goes on (``numamigrate_isolate_folio``): the refused pages are tried again after
     each kswapd pass, as long as kswapd, demoting a page per ``migrator.params.cost``

@@ -19,8 +19,10 @@ Modelled, each mechanism switchable (:class:`TppParams`):
   allocated on CXL first and promoted if they turn hot.
 
 Promotions fail when the local node would fall below its high watermark
-(``migrate_balanced_pgdat``, counted in ``pgmigrate_fail``) and pass the promotion rate
-limit (:mod:`cxlsim.tiered.migration`). Not modelled: a demoted page's PTE made
+(``migrate_balanced_pgdat``, counted in ``pgmigrate_fail``: the patch's
+``dst_node_full``; nothing wakes kswapd for them, the later upstream ``WMARK_PROMO``
+rules are off, ``kernel.promo_watermark: false``) and pass the promotion rate limit
+(:mod:`cxlsim.tiered.migration`). Not modelled: a demoted page's PTE made
 PROT_NONE at once (the patch's ``remove_migration_pte``: its next access faults without
 waiting for the scanner -- the experiments scan the whole footprint every period, so
 this changes little there), the 10 s kswapd re-wake after ``kswapd_failures`` (no THP
@@ -67,7 +69,8 @@ class Tpp(Policy):
     @classmethod
     def switches(cls, params: TppParams) -> Switches:
         return Switches(
-            kernel={"numa_balancing_tiering": True, "demotion_enabled": True,
+            kernel={"numa_balancing_tiering": True, "promo_watermark": False,
+                    "demotion_enabled": True,
                     "demote_scale_factor": params.demote_scale_factor
                     if params.decoupled_watermarks else None,
                     "file_on_lower_tier": params.page_type_aware},
