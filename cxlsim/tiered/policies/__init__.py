@@ -6,15 +6,18 @@ registry :data:`POLICIES` maps names to classes:
 
 * :mod:`~cxlsim.tiered.policies.static`: ``static`` (first touch by a memory policy,
   never moving: default Linux without tiering), ``oracle`` (the best static placement,
-  known in advance), ``all-local`` and ``all-cxl`` (the bounds).
+  known in advance), ``all-local`` and ``all-cxl`` (the bounds);
+* :mod:`~cxlsim.tiered.policies.numab`: ``numab-tiering`` (Linux NUMA balancing's
+  memory-tiering mode: hint-fault latency under an adaptive threshold promotes, reclaim
+  demotes).
 """
 
 from __future__ import annotations
 
-from cxlsim.tiered.policies import static
+from cxlsim.tiered.policies import numab, static
 from cxlsim.tiered.policies.base import EpochView, Policy, PolicyParams, Switches
 
 #: Policy name -> class.
-POLICIES: dict[str, type[Policy]] = {p.name: p for p in (*static.KINDS,)}
+POLICIES: dict[str, type[Policy]] = {p.name: p for p in (*static.KINDS, *numab.KINDS)}
 
 __all__ = ["POLICIES", "EpochView", "Policy", "PolicyParams", "Switches"]
