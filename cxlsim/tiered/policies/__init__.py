@@ -9,15 +9,19 @@ registry :data:`POLICIES` maps names to classes:
   known in advance), ``all-local`` and ``all-cxl`` (the bounds);
 * :mod:`~cxlsim.tiered.policies.numab`: ``numab-tiering`` (Linux NUMA balancing's
   memory-tiering mode: hint-fault latency under an adaptive threshold promotes, reclaim
-  demotes).
+  demotes);
+* :mod:`~cxlsim.tiered.policies.autotiering`: ``autotiering`` (ATC'21: per-page access
+  histories from hint faults, least-accessed-page lists, conservative and opportunistic
+  promotion, optional background demotion).
 """
 
 from __future__ import annotations
 
-from cxlsim.tiered.policies import numab, static
+from cxlsim.tiered.policies import autotiering, numab, static
 from cxlsim.tiered.policies.base import EpochView, Policy, PolicyParams, Switches
 
 #: Policy name -> class.
-POLICIES: dict[str, type[Policy]] = {p.name: p for p in (*static.KINDS, *numab.KINDS)}
+POLICIES: dict[str, type[Policy]] = {p.name: p for p in (*static.KINDS, *numab.KINDS,
+                                                 *autotiering.KINDS)}
 
 __all__ = ["POLICIES", "EpochView", "Policy", "PolicyParams", "Switches"]
