@@ -17,7 +17,6 @@ cpu: {preset: cpus/xeon6}
 nodes: {dram: [dram0], cxl: [cxl0]}
 trace: {generate: %s, n: %d, seed: %d, params: {footprint: %s, threads: 2}}
 epoch: 500
-topology.nodes: ~
 policy: %s
 numa_balancing: {scan_delay: 2 us, scan_period: 2 us, scan_size: 1 MiB}
 """
@@ -28,8 +27,7 @@ MOVERS = ["numab-tiering", "{name: numab-tiering, enough_free: 0}", "autotiering
 
 def _run(tmp_path, kind, n, seed, footprint, dram, policy):
     path = tmp_path / "pp.yaml"
-    path.write_text((SPEC % (kind, n, seed, footprint, policy)).replace(
-        "topology.nodes: ~\n", ""))
+    path.write_text(SPEC % (kind, n, seed, footprint, policy))
     return load_experiment(path, [f"topology.nodes[1].capacity={dram} MiB"]).run()
 
 

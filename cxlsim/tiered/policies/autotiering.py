@@ -23,7 +23,9 @@ Differences and assumptions: decisions are per epoch on its faults in page order
 the levels as the faults found them; OPM first demotes enough to bring the local node to
 its high watermark, which a promotion needs (``migrate_balanced_pgdat``; assumption,
 the patch was not read); every move, background demotions included, is charged to the
-task (the policy's moves are in the task's context).
+task (the policy's moves are in the task's context); promotions pass the run's
+promotion rate limit (``migration.promote_rate_limit``: 5.3 had none, and the default
+never binds).
 """
 
 from __future__ import annotations
@@ -90,9 +92,10 @@ class AutoTiering(Static):
         up, rest = slow[:room], slow[room:]
         down = np.empty(0, np.int64)
         fails = 0
-        if far >= 0:
+        opm = p.mode == "opm" and rest.size > 0
+        if far >= 0 and (opm or p.background_demotion):
             lap = self._lap(kernel)
-            if p.mode == "opm" and rest.size:
+            if opm:
                 # the deficit below the high watermark first, then one page per promotion
                 deficit = max(int(kernel.wmark[dst, WMARK_HIGH]) + 1
                               - int(kernel.nr_free[dst]), 0)

@@ -92,17 +92,17 @@ class NumabTiering(Static):
         dst = self.local
         enough = int(kernel.nr_free[dst]) - int(kernel.wmark[dst, WMARK_PROMO]) \
             - max(p.enough_free // PAGE_BYTES, int(kernel.capacity[dst]) // 16)
-        free = max(min(enough, faults.size), 0)  # promoted while room is plentiful
-        if free:
+        plenty = max(min(enough, faults.size), 0)  # promoted while room is plentiful
+        if plenty:
             self.threshold = 0.0
-        rest, latency = faults[free:], latency[free:]
+        rest, latency = faults[plenty:], latency[plenty:]
         if rest.size and p.adjust_threshold:
             self._adjust(epoch.now, epoch.migration.promote_rate_limit)
         hot = rest[latency < self.hot_threshold]
         self.candidates += hot.size
         epoch.stats["pgpromote_candidate"] = int(hot.size)
         epoch.stats["hot_threshold_ns"] = self.hot_threshold
-        pages = np.concatenate([faults[:free], hot])
+        pages = np.concatenate([faults[:plenty], hot])
         return pages, np.full(pages.size, dst, np.int64)
 
     @property
