@@ -102,6 +102,19 @@ def test_the_rate_limit_caps_the_promoted_megabytes_per_second(tmp_path):
     assert 0 < capped["pgpromote_success"] <= 99 < capped["migrate_rate_limited"]
 
 
+def test_in_a_run_a_threshold_below_every_fault_latency_promotes_nothing(tmp_path):
+    """Faults come at least one epoch boundary after their scan: a 1 ns threshold leaves
+    every fault cold, the default (1000 ms) every fault hot."""
+    hot = tm._run(tmp_path, *SHORT, "policy=numab-tiering", **ZIPF)
+    cold = tm._run(tmp_path, *SHORT, "policy={name: numab-tiering, hot_threshold: 1 ns}",
+                   **ZIPF)
+    assert cold.metrics["numa_hint_faults"] > 0 == cold.metrics["pgpromote_success"]
+    epochs = hot.tables["epochs"]
+    assert hot.metrics["pgpromote_success"] > 0
+    assert epochs["pgpromote_candidate"].sum() >= hot.metrics["pgpromote_success"]
+    assert (epochs["hot_threshold_ns"] == 1e9).all()
+
+
 @pytest.mark.parametrize("override, message", [
     ("policy={name: numab-tiering, hot_treshold: 1 s}",
      "policy_params.hot_treshold: Extra inputs are not permitted (policy numab-tiering; "
