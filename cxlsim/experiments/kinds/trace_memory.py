@@ -9,7 +9,8 @@ latency, the mean and 99th-percentile memory latency over epochs, per-epoch time
 (vmstat counters among them), the pages by type (the trace's ``page_type``, anon
 without one), node and allocation epoch (table ``pages``), and figures of each node's
 traffic and resident pages over time; scalar metrics include each node's traffic share
-(``traffic_share_NODE``) and pages migrated per simulated second (``migrations_per_s``). Cores: one per thread of the trace, at most the CPU's (or ``threads``); each keeps
+(``traffic_share_NODE``) and pages migrated per simulated second (``migrations_per_s``).
+Cores: one per thread of the trace, at most the CPU's (or ``threads``); each keeps
 ``mlp`` misses in flight (default: the CPU's). The kernel's tunables are ``kernel``
 (e.g. ``kernel.demotion_enabled``).
 """
