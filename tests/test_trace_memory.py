@@ -129,8 +129,8 @@ def test_a_sparse_lackey_trace_runs_sized_by_its_footprint(tmp_path):
 
 
 @pytest.mark.parametrize("overrides, message", [
-    (["policy=no-such"], "policy: expected one of " + ", ".join(policies.POLICIES)
-     + "; found 'no-such'"),
+    (["policy=no-such"],
+     f"policy: expected one of {', '.join(policies.POLICIES)}; found 'no-such'"),
     (["mempolicy=--membind=7"],
      "mempolicy: node 7 is not one of the experiment's nodes (0 dram, 1 cxl)"),
     (["mempolicy={mode: weighted-interleave, nodes: [0, 1], weights: {'0': 2}}"],

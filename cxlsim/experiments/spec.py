@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
-from pydantic import AfterValidator, Field, ValidationInfo, field_validator
+from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
 
 from cxlsim.config.base import StrictModel
 from cxlsim.topology.schema import TopologySpec
@@ -23,6 +23,21 @@ _KINDS: dict[str, type[ExperimentSpec]] = {}
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 
 
+class Baseline(StrictModel):
+    """A sweep's baseline: per point, each of ``metrics`` compared with the point that
+    differs only in ``key``, which holds ``value`` there."""
+
+    key: str = Field(description="a grid key")
+    value: Any = Field(description="one of its values: the baseline's")
+    metrics: list[str] = Field(min_length=1, description=(
+        "metrics compared: each adds METRIC_loss = 1 - point / baseline (the fraction of "
+        "the baseline's value lost; negative: gained)"))
+
+    def columns(self) -> list[str]:
+        """The columns the comparison adds."""
+        return [f"{m}_loss" for m in self.metrics]
+
+
 class SweepSpec(StrictModel):
     """A grid of overrides: every combination of the listed values is one sweep point."""
 
@@ -31,6 +46,20 @@ class SweepSpec(StrictModel):
     jobs: int | None = Field(None, ge=1, description="worker processes (default: CPU count)")
     heatmaps: list[str] = Field(
         default_factory=list, description="metrics drawn as heat maps over the first two keys")
+    baseline: Baseline | None = Field(None, description=(
+        "the point each other is compared with: the same values of the other keys and "
+        "this key's given value"))
+
+    @model_validator(mode="after")
+    def _baseline_in_grid(self) -> "SweepSpec":
+        b = self.baseline
+        if b is not None and b.key not in self.grid:
+            raise ValueError(f"baseline.key: {b.key!r} is not a key of the grid "
+                             f"({', '.join(self.grid)})")
+        if b is not None and b.value not in self.grid[b.key]:
+            raise ValueError(f"baseline.value: {b.value!r} is not one of the grid's values of "
+                             f"{b.key} ({self.grid[b.key]})")
+        return self
 
 
 class ExperimentSpec(StrictModel):

@@ -45,7 +45,7 @@ from cxlsim.errors import InputError, Location
 from cxlsim.experiments.loader import load_experiment
 from cxlsim.experiments.output import check_out, write_run_folder
 from cxlsim.experiments.result import RunResult
-from cxlsim.experiments.spec import ExperimentSpec
+from cxlsim.experiments.spec import Baseline, ExperimentSpec
 from cxlsim.units import parse_quantity
 
 POINTS_MARKER = ".cxlsim-points"
@@ -129,7 +129,20 @@ def _sweep(spec: ExperimentSpec, path: Path, overrides: tuple[str, ...], progres
     if stage is not None:
         _complete_stage(stage, len(points), {i: f for i, (_, f) in saved.items()})
     table = pd.DataFrame([rows[i] for i in sorted(rows)])
+    if spec.sweep.baseline is not None:
+        _compare(table, points, spec.sweep.baseline)
     return _sweep_result(spec, table, columns, ticks)
+
+
+def _compare(table: pd.DataFrame, points: list[dict[str, Any]], baseline: Baseline) -> None:
+    """Add ``METRIC_loss`` columns: 1 - each point's metric / its baseline point's."""
+    others = [tuple(_yaml_text(v) for k, v in p.items() if k != baseline.key) for p in points]
+    base = {o: i for i, (o, p) in enumerate(zip(others, points))
+            if p[baseline.key] == baseline.value}
+    at = [base[o] for o in others]
+    for m, column in zip(baseline.metrics, baseline.columns()):
+        value = table[m].to_numpy(dtype=float)
+        table[column] = 1.0 - value / value[at]
 
 
 def _run_point(spec: ExperimentSpec, point: int) -> dict[str, Any]:
@@ -305,7 +318,8 @@ def _read_point(file: Path, digest: str) -> dict[str, Any] | None:
 
 def _check_heatmaps(spec: ExperimentSpec, path: Path, row: dict[str, Any],
                     columns: list[str]) -> None:
-    """Fail if a heat-map metric is missing from ``row`` or not a number there.
+    """Fail if a heat-map or baseline metric is missing from ``row`` or not a number
+    there (a heat map may also draw a baseline comparison's column).
 
     Metric names are only known from a run (they may depend on the point's config), so
     the first row (saved, else the first to finish, before it is saved) is the earliest
@@ -314,12 +328,16 @@ def _check_heatmaps(spec: ExperimentSpec, path: Path, row: dict[str, Any],
     swept = {"point", *columns}
     numeric = sorted(k for k, v in row.items()
                      if k not in swept and (v is None or _is_number(v)))
-    for i, m in enumerate(spec.sweep.heatmaps):
-        if m not in numeric:
-            raise InputError(f"{m!r} is not a numeric metric of sweep point {row['point']} "
-                             f"(kind {spec.kind!r}); its numeric metrics are "
-                             f"{', '.join(numeric) or 'none'}",
-                             location=str(path), key=f"sweep.heatmaps[{i}]")
+    baseline = spec.sweep.baseline
+    compared = baseline.columns() if baseline else []
+    for key, names in (("baseline.metrics", baseline.metrics if baseline else []),
+                       ("heatmaps", spec.sweep.heatmaps)):
+        for i, m in enumerate(names):
+            if m not in numeric and (key == "baseline.metrics" or m not in compared):
+                raise InputError(f"{m!r} is not a numeric metric of sweep point "
+                                 f"{row['point']} (kind {spec.kind!r}); its numeric metrics "
+                                 f"are {', '.join(numeric + compared) or 'none'}",
+                                 location=str(path), key=f"sweep.{key}[{i}]")
 
 
 @contextmanager

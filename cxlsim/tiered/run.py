@@ -183,6 +183,7 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
     moved = _moves(kernel)          # pages moved out of / into each node so far
     allocs = kernel.per_node("pgalloc")  # pages allocated on each node so far
     marked = np.full(found.footprint, -1.0)  # when the scanner made a page PROT_NONE (ns)
+    scanned: list[np.ndarray] = []  # pages the scanner marked since the last epoch's end
     monitor = Damon(found.footprint, damon, sim.rng) if damon else None
     regions: list[tuple[int, int, int, int]] = []  # the monitor's last aggregation
     cursor = [0]
@@ -232,7 +233,10 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
             row.update({f"hot_{n}": int(h) for n, h in zip(nodes, hot)})
             copies[:], owed_core[:], owed_task[0] = 0, 0, 0.0
             yield sim.env.timeout(row["duration_ns"])
-            view = EpochView(ids, kernel, row, faults, latency, regions)
+            view = EpochView(ids, kernel, row, faults, latency, regions, sim.env.now,
+                             migration, np.concatenate(scanned) if scanned
+                             else np.empty(0, np.int64))
+            scanned.clear()
             limited = migrator.rate_limited
             done = _migrate(kernel, migrator, policy.moves(view), copies, sim.env.now,
                             row["duration_ns"])
@@ -267,6 +271,7 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
             if scanner.tiering:
                 keep &= ~kernel.toptier[np.maximum(node, 0)]
             marked[window[keep]] = sim.env.now
+            scanned.append(window[keep])
             yield sim.env.timeout(scanner.period)
 
     def monitor_loop():

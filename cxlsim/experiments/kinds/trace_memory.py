@@ -9,7 +9,10 @@ latency, the mean and 99th-percentile memory latency over epochs, per-epoch time
 (vmstat counters among them), the pages by type (the trace's ``page_type``, anon
 without one), node and allocation epoch (table ``pages``), and figures of each node's
 traffic and resident pages over time; with ``warmup`` (records of a load phase), the
-``measured_*`` metrics cover only the epochs after it. Cores: one per thread of the trace, at most the CPU's (or ``threads``); each keeps
+``measured_*`` metrics cover only the epochs after it; scalar metrics include each
+node's traffic share (``traffic_share_NODE``) and pages migrated per simulated second
+(``migrations_per_s``). Cores: one per thread of the trace, at most the CPU's (or
+``threads``); each keeps
 ``mlp`` misses in flight (default: the CPU's). The kernel's tunables are ``kernel``
 (e.g. ``kernel.demotion_enabled``).
 """
@@ -292,6 +295,9 @@ class TraceMemoryExperiment(MemoryExperiment):
             *VMSTAT, "numa_hint_faults", "numa_pages_migrated", "migrate_rate_limited",
             "pingpong")})
         metrics["tlb_shootdown_ns"] = float(epochs["tlb_shootdown_ns"].sum())
+        metrics["migrations_per_s"] = metrics["pgmigrate_success"] / seconds if seconds else 0.0
+        metrics.update({f"traffic_share_{n}": float(s)
+                        for n, s in zip(names, nodes["traffic_share"])})
         metrics.update({f"pages_{t}": int((run.placement.page_type == code).sum())
                         for code, t in enumerate(PAGE_TYPES)})
         tables = {"epochs": epochs, "nodes": nodes, "pages": _pages(run.placement, names)}

@@ -14,16 +14,23 @@ registry :data:`POLICIES` maps names to classes:
   active-LRU gate, decoupled allocation/demotion watermarks, page-type-aware
   allocation);
 * :mod:`~cxlsim.tiered.policies.damon`: ``damon`` (DAMOS migrate_hot / migrate_cold
-  schemes with quotas, goals and watermarks; SK hynix HMSDK's settings by default).
+  schemes with quotas, goals and watermarks; SK hynix HMSDK's settings by default);
+* :mod:`~cxlsim.tiered.policies.numab`: ``numab-tiering`` (Linux NUMA balancing's
+  memory-tiering mode: hint-fault latency under an adaptive threshold promotes, reclaim
+  demotes);
+* :mod:`~cxlsim.tiered.policies.autotiering`: ``autotiering`` (ATC'21: per-page access
+  histories from hint faults, least-accessed-page lists, conservative and opportunistic
+  promotion, optional background demotion).
 """
 
 from __future__ import annotations
 
-from cxlsim.tiered.policies import damon, linux, static, tpp
+from cxlsim.tiered.policies import autotiering, damon, linux, numab, static, tpp
 from cxlsim.tiered.policies.base import EpochView, Policy, PolicyParams, Switches
 
 #: Policy name -> class.
 POLICIES: dict[str, type[Policy]] = {
-    p.name: p for p in (*static.KINDS, *linux.KINDS, *tpp.KINDS, *damon.KINDS)}
+    p.name: p for p in (*static.KINDS, *linux.KINDS, *tpp.KINDS, *numab.KINDS,
+                        *autotiering.KINDS, *damon.KINDS)}
 
 __all__ = ["POLICIES", "EpochView", "Policy", "PolicyParams", "Switches"]

@@ -27,14 +27,18 @@ from cxlsim.memory.kernel import KernelMemory
 from cxlsim.memory.mempolicy import MemPolicy
 from cxlsim.memory.numa import Numa
 from cxlsim.memory.placement import Placement
+from cxlsim.tiered.migration import MigrationParams
 
 
 @dataclass
 class EpochView:
     """What a policy sees after an epoch: the pages accessed (dense ids, with repeats),
     the kernel's memory state (LRU lists, counters, and every page's placement), the epoch's
-    statistics, the pages that took a NUMA hint fault with their fault latency (ns since
-    the scanner marked them), and the access monitor's latest regions."""
+    statistics (its row of the run's epochs table: a policy may add columns of its own),
+    the pages that took a NUMA hint fault with their fault latency (ns since the scanner
+    marked them), the access monitor's latest regions, the simulated time at the epoch's
+    end (ns), the run's migration limits, and the pages the scanner marked during the
+    epoch (after its faults)."""
 
     pages: np.ndarray
     kernel: KernelMemory
@@ -43,6 +47,9 @@ class EpochView:
     fault_latency: np.ndarray
     regions: list[tuple[int, int, int, int]]  # the DAMON monitor's last: start, end,
                                               # nr_accesses, age
+    now: float = 0.0
+    migration: MigrationParams = field(default_factory=MigrationParams)
+    scanned: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
 
     @property
     def placement(self) -> Placement:

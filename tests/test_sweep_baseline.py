@@ -1,0 +1,63 @@
+"""A sweep's baseline: each point's metrics against the point differing only in one key."""
+
+from __future__ import annotations
+
+import pytest
+
+from cxlsim.errors import InputError
+from cxlsim.experiments.sweep import run_file
+
+from test_sweep import HOP, HOP_NS, WIDTH, write_experiment
+
+GRID = f'{{"{WIDTH}": [4, 8, 16], "{HOP}": ["50 ns", "90 ns"]}}'
+
+
+def _with_baseline(tmp_path, baseline, heatmaps="[latency_min_ns_loss]"):
+    path = write_experiment(tmp_path, GRID, heatmaps)
+    text = path.read_text().rstrip("\n")
+    path.write_text(f"{text[:-1]}, baseline: {baseline}}}\n")  # into the sweep mapping
+    return path
+
+
+def test_each_point_is_compared_with_its_baseline(tmp_path):
+    path = _with_baseline(tmp_path, f'{{key: "{HOP}", value: 50 ns, metrics: [latency_min_ns]}}')
+    result = run_file(path, jobs=1)
+    by = result.tables["points"].set_index([WIDTH, HOP_NS])
+    for width in (4, 8, 16):
+        base = by.loc[(width, 50), "latency_min_ns"]
+        assert by.loc[(width, 50), "latency_min_ns_loss"] == 0
+        assert by.loc[(width, 90), "latency_min_ns_loss"] == pytest.approx(
+            1 - (base + 40) / base)                     # +40 ns: a negative loss
+    assert "latency_min_ns_loss" in result.figures
+
+
+@pytest.mark.parametrize("baseline, message", [
+    ("{key: seed, value: 1, metrics: [latency_min_ns]}", "baseline.key: 'seed' is not a key"),
+    (f'{{key: "{HOP}", value: 70 ns, metrics: [latency_min_ns]}}',
+     "baseline.value: '70 ns' is not one of the grid's values"),
+    (f'{{key: "{HOP}", value: 50 ns, metrics: [nope]}}',
+     "sweep.baseline.metrics[0]: 'nope' is not a numeric metric"),
+])
+def test_a_bad_baseline_is_named(tmp_path, baseline, message):
+    with pytest.raises(InputError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        run_file(_with_baseline(tmp_path, baseline), jobs=1)
+
+
+def test_the_policy_comparison_sweeps_policies_against_all_local():
+    """experiments/policy-compare.yaml, shortened: every point of the grid validates and
+    the table holds the loss against all-local, the local share and the migrations."""
+    from conftest import REPO
+
+    result = run_file(REPO / "experiments" / "policy-compare.yaml", [
+        "trace.n=60000", "sweep.grid={policy: [all-local, static, numab-tiering, autotiering], "
+        "'topology.nodes[1].capacity': [13 MiB], trace.generate: [phases]}"], jobs=1)
+    table = result.tables["points"].set_index("policy")
+    assert (table.loc["all-local", "accesses_per_s_loss"] == 0).all()
+    assert (table.loc["all-local", "traffic_share_dram"] == 1).all()
+    assert (table.loc["static", "migrations_per_s"] == 0).all()
+    for moving in ("numab-tiering", "autotiering"):
+        assert (table.loc[moving, "migrations_per_s"] > 0).all()
+    assert (table.loc[["static", "numab-tiering", "autotiering"], "accesses_per_s_loss"]
+            > 0).all()
+    assert set(result.figures) == {"accesses_per_s_loss", "traffic_share_dram",
+                                   "migrations_per_s"}
