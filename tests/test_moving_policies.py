@@ -1,5 +1,6 @@
-"""Properties of the moving policies (numab-tiering, autotiering) in detail, on small random traces:
-pages are never lost or duplicated across nodes, and a seed fixes every counter."""
+"""Properties of the moving policies (numab-tiering, autotiering) in detail, on small
+random traces: pages are never lost or duplicated across nodes (epoch by epoch), and a
+seed fixes every counter."""
 
 from __future__ import annotations
 
