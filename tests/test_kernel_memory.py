@@ -17,6 +17,7 @@ from cxlsim.memory.kernel import (ACTIVE, ANON, COUNTERS, FILE, INACTIVE, NONE, 
                                   watermarks)
 from cxlsim.memory.mempolicy import OutOfMemoryError
 from cxlsim.memory.numa import Numa
+from cxlsim.memory.placement import Placement
 
 MiB, GiB = 2**20, 2**30
 
@@ -360,3 +361,37 @@ def test_with_no_file_pages_left_reclaim_scans_anon_whatever_the_swappiness():
     mem.kswapd()
     assert mem.nr_free[0] > mem.wmark[0, WMARK_HIGH]
     assert mem.vmstat()["pgdemote_kswapd"] > 0
+
+
+def _tail_by_scan(mem: KernelMemory, node: int, kind: int, lru: int, n: int) -> list[int]:
+    """A list's ``n`` oldest pages found the plain way: scan every page, sort by stamp."""
+    cand = np.flatnonzero((mem.node == node) & (mem.lru == lru) & (mem.kind == kind))
+    return cand[np.argsort(mem.stamp[cand])][:n].tolist()
+
+
+@settings(max_examples=40, deadline=None)
+@given(ops=st.lists(st.tuples(st.sampled_from(["alloc", "touch", "access", "free", "move",
+                                               "reclaim"]),
+                              st.integers(0, 399), st.integers(1, 60)), max_size=40),
+       files=st.integers(0, 400))
+def test_the_list_order_finds_each_lists_tail_as_a_scan_would(ops, files):
+    placement = Placement(400, page_type=(np.arange(400) < files).astype(np.int8))
+    mem = KernelMemory(dram_cxl(), placement, {"demotion_enabled": True})
+    for op, first, count in ops:
+        pages = np.arange(first, min(first + count, 400))
+        here = pages[mem.node[pages] >= 0]
+        if op == "alloc" and (gone := pages[mem.node[pages] < 0]).size:
+            mem.alloc(gone, first % 2)
+        elif op == "touch" and here.size:
+            mem.touch(here)
+        elif op == "access" and here.size:
+            mem.mark_accessed(here)
+        elif op == "free" and here.size:
+            mem.free(here)
+        elif op == "move" and (up := here[mem.node[here] == 1]).size:
+            mem.migrate(up, 0)
+        elif op == "reclaim":
+            mem._shrink_node(first % 2, count, direct=True)
+        for node, kind, lru in np.ndindex(2, 2, 2):
+            want = _tail_by_scan(mem, node, kind, lru, count)
+            assert mem._oldest(node, kind, lru, count).tolist() == want

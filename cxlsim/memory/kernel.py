@@ -207,6 +207,67 @@ def inactive_ratio(total_pages: int) -> int:
     return math.isqrt(10 * gib) if gib else 1
 
 
+class _ListOrder:
+    """Every LRU list's pages in the order they were put at its head, for finding a
+    list's tail without scanning the footprint (reclaim asks for it thousands of times).
+
+    A list's entries are (page, stamp) appended as pages are linked, so stamps rise
+    along it; an entry is current while its page still carries that stamp (relinking
+    stamps a page anew, freeing zeroes it), so a list's current entries are exactly its
+    pages, oldest first. Stale entries are skipped, dropped from the front as they are
+    met and compacted away once they outnumber the current ones.
+    """
+
+    def __init__(self, lists: int) -> None:
+        self._pages = [np.empty(64, np.int64) for _ in range(lists)]
+        self._stamps = [np.empty(64, np.int64) for _ in range(lists)]
+        self._start = [0] * lists
+        self._end = [0] * lists
+
+    def push(self, lists: np.ndarray, pages: np.ndarray, stamps: np.ndarray) -> None:
+        """Append ``pages`` (stamped ``stamps``, rising) to their lists ``lists``."""
+        for i in np.unique(lists).tolist():
+            mine = lists == i
+            self._append(i, pages[mine], stamps[mine])
+
+    def _append(self, i: int, pages: np.ndarray, stamps: np.ndarray) -> None:
+        start, end = self._start[i], self._end[i]
+        if end + pages.size > self._pages[i].size:
+            live = end - start
+            size = max(2 * (live + pages.size), 64)
+            for store in (self._pages, self._stamps):
+                grown = np.empty(size, np.int64)
+                grown[:live] = store[i][start:end]
+                store[i] = grown
+            start, end = 0, live
+        self._pages[i][end:end + pages.size] = pages
+        self._stamps[i][end:end + pages.size] = stamps
+        self._start[i], self._end[i] = start, end + pages.size
+
+    def oldest(self, i: int, n: int, stamp: np.ndarray, length: int) -> np.ndarray:
+        """The first ``n`` current pages of list ``i`` (``length`` of them in all), given
+        every page's current ``stamp``."""
+        start, end = self._start[i], self._end[i]
+        pages, stamps = self._pages[i], self._stamps[i]
+        if end - start > 2 * length + 64:  # mostly stale: keep the current entries only
+            keep = stamp[pages[start:end]] == stamps[start:end]
+            live = int(keep.sum())
+            pages[:live] = pages[start:end][keep]
+            stamps[:live] = stamps[start:end][keep]
+            start, end = 0, live
+            self._start[i], self._end[i] = start, end
+        out, at, want = [np.zeros(0, np.int64)], start, min(n, length)
+        while want > 0 and at < end:
+            block = slice(at, min(end, at + max(2 * want, 256)))
+            current = pages[block][stamp[pages[block]] == stamps[block]]
+            if want == min(n, length) and not current.size:
+                self._start[i] = block.stop  # all stale so far: never current again
+            out.append(current[:want])
+            want -= min(want, current.size)
+            at = block.stop
+        return np.concatenate(out)
+
+
 class KernelMemory:
     """Pages of one footprint on a machine's nodes, as the kernel keeps them.
 
@@ -247,9 +308,10 @@ class KernelMemory:
         self.lru = np.full(n_pages, NONE, dtype=np.int8)
         self.young = np.zeros(n_pages, dtype=bool)
         self.referenced = np.zeros(n_pages, dtype=bool)
-        self.stamp = np.zeros(n_pages, dtype=np.int64)
+        self.stamp = np.zeros(n_pages, dtype=np.int64)      # 0: on no list
         self._clock = 0
         self._nr = np.zeros((n, 2, 2), dtype=np.int64)       # node, kind, lru
+        self._order = _ListOrder(self._nr.size)
         self.kswapd_woken = np.zeros(n, dtype=bool)
         self._stat = {name: np.zeros(n, dtype=np.int64) for name in COUNTERS}
 
@@ -357,11 +419,13 @@ class KernelMemory:
         """Put resident ``pages`` at the head of ``lru`` on their node, the last one
         nearest the head."""
         self.lru[pages] = lru
-        self.stamp[pages] = self._clock + np.arange(1, pages.size + 1)
+        stamps = self._clock + np.arange(1, pages.size + 1)
+        self.stamp[pages] = stamps
         self._clock += pages.size
         idx = (self.node[pages].astype(np.int64) * 2 + self._lru_type(pages)) * 2 \
             + self.lru[pages]
         self._nr += np.bincount(idx, minlength=self._nr.size).reshape(self._nr.shape)
+        self._order.push(idx, pages, stamps)
 
     def _move(self, pages: np.ndarray, lru: int | np.ndarray, dest: int | None = None,
               flag: int | np.ndarray = 0) -> None:
@@ -377,6 +441,7 @@ class KernelMemory:
         self._unlink(pages)
         self.placement.free(pages)
         self.lru[pages] = NONE
+        self.stamp[pages] = 0
         self.young[pages] = False
         self.referenced[pages] = False
 
@@ -557,11 +622,8 @@ class KernelMemory:
         """The ``n`` pages nearest the tail of a list, tail first."""
         if n <= 0:
             return np.zeros(0, dtype=np.int64)
-        cand = np.flatnonzero((self.node == node) & (self.lru == lru)
-                              & ((self.placement.page_type == FILE) == (kind == FILE)))
-        if n < cand.size:
-            cand = cand[np.argpartition(self.stamp[cand], n - 1)[:n]]
-        return cand[np.argsort(self.stamp[cand])]
+        return self._order.oldest((node * 2 + kind) * 2 + lru, n, self.stamp,
+                                  int(self._nr[node, kind, lru]))
 
     def _age_active(self, node: int, kind: int) -> None:
         """``shrink_active_list`` while ``inactive_is_low``: move pages from the active
