@@ -130,3 +130,28 @@ def test_bad_tunables_are_one_line_naming_the_key(tmp_path, override, message):
     with pytest.raises(InputError) as info:
         tm._spec(tmp_path, overrides=[override])
     assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_normal_numa_balancing_promotes_into_room_and_never_demotes():
+    """numa-balancing (kernel.numa_balancing=1): every node scanned, no demotion; a
+    faulting CXL page moves to DRAM while DRAM has room above its high watermark."""
+    from cxlsim.memory.kernel import WMARK_HIGH, KernelMemory
+    from cxlsim.memory.numa import Numa
+    from cxlsim.tiered.policies import POLICIES, EpochView
+
+    kind = POLICIES["numa-balancing"]
+    switches = kind.switches(kind.Params())
+    assert switches.kernel == {"numa_balancing_tiering": False, "demotion_enabled": False}
+    assert switches.numa_balancing == {"enabled": True}
+    numa = Numa({"nodes": [{"cpus": 4, "memory": "16 MiB"}, {"cpus": 0, "memory": "16 MiB"}]})
+    kernel = KernelMemory(numa, 8192)
+    room = int(kernel.nr_free[0] - kernel.wmark[0, WMARK_HIGH]) - 1
+    kernel.alloc(np.arange(room - 2), 0)             # two pages of room left
+    cxl = np.arange(room, room + 4)
+    kernel.alloc(cxl, 1)
+    policy = kind(numa, 8192)
+    faults = np.concatenate([[0], cxl])              # a DRAM page faults too: it stays
+    view = EpochView(faults, kernel, {}, faults, np.zeros(faults.size), [], 0.0,
+                     scanned=faults)
+    pages, dest = policy.moves(view)
+    assert pages.tolist() == cxl[:2].tolist() and dest.tolist() == [0, 0]

@@ -25,6 +25,9 @@ Differences (per epoch, not per fault): the threshold is adjusted at most once p
 epoch, the faults of an epoch see the free space left after the unconditional ones before
 them, and the unconditional promotions count against the rate limit too (the Migrator
 limits every promotion; the kernel skips the limit on that path).
+
+Also here: ``numa-balancing`` (:class:`NumaBalancing`), the normal mode the tiering mode
+grew out of, as a 5.x machine with CXL memory runs it.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import numpy as np
 from pydantic import Field
 
 from cxlsim.memory.kernel import WMARK_PROMO
+from cxlsim.tiered.policies.autotiering import AutoTiering, AutoTieringParams
 from cxlsim.tiered.policies.base import EpochView, PolicyParams, Switches
 from cxlsim.tiered.policies.static import Static
 from cxlsim.traces.pages import PAGE_BYTES
@@ -128,5 +132,23 @@ class NumabTiering(Static):
         self.threshold, self.window_start, self.window_candidates = th, now, self.candidates
 
 
+class NumaBalancing(AutoTiering):
+    """``numa-balancing``: NUMA balancing's normal mode (``kernel.numa_balancing=1``, the
+    5.x default the TPP paper compares with as "NUMA Balancing"): the scanner marks every
+    node's pages, a hint fault migrates the page to the faulting CPU's node when that node
+    has room above its high watermark (``migrate_balanced_pgdat``), nothing demotes. The
+    two-stage filter (``should_numa_migrate_memory``: migrate unless the page's last fault
+    came from another node) always passes with every CPU on one node. That is
+    AutoTiering's conservative promotion without its history, which this reuses: no
+    tunables."""
+
+    name = "numa-balancing"
+    Params = PolicyParams
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.params = AutoTieringParams(mode="cpm")
+
+
 #: The policies of this module, registered by :mod:`cxlsim.tiered.policies`.
-KINDS = (NumabTiering,)
+KINDS = (NumabTiering, NumaBalancing)
