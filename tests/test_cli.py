@@ -76,7 +76,7 @@ def test_run_prints_metrics_and_writes_runs_folder(capsys, tmp_path, monkeypatch
 @pytest.fixture
 def quick_rows(quick_validation, monkeypatch):
     """``cxlsim validate --quick`` answers with the session's one run of the checks."""
-    monkeypatch.setattr("cxlsim.validation.run.validate", lambda quick, progress: [
+    monkeypatch.setattr("cxlsim.validation.run.validate", lambda quick, progress, jobs: [
         dict(row) for row in quick_validation])
     return quick_validation
 
@@ -106,13 +106,13 @@ def test_validate_with_checks(capsys, monkeypatch):
               (("T1.2", "T1.3"), lambda quick: {"T1.2": Outcome("9 KiB", FAIL, "too small"),
                                                 "T1.3": Outcome("76.4 KiB", PASS)})]
     monkeypatch.setattr("cxlsim.validation.run.registered_checks", lambda: checks)
-    assert main(["validate", "--json"]) == 1
+    assert main(["validate", "--json", "--jobs", "1"]) == 1  # lambdas: one process
     rows = {row["id"]: row for row in json.loads(capsys.readouterr().out)}
     assert rows["T1.1"]["simulated"] == "14.02x" and rows["T1.1"]["status"] == "PASS"
     assert rows["T1.2"]["status"] == "FAIL" and rows["T1.3"]["status"] == "PASS"
     assert rows["T2.1"]["status"] == "NOT MODELLED" and rows["T2.1"]["simulated"] is None
     assert all(list(row) == list(ROW_KEYS) for row in rows.values())
-    assert main(["validate"]) == 1
+    assert main(["validate", "--jobs", "1"]) == 1
     out = capsys.readouterr().out
     assert "Notes:\nT1.2: too small" in out
     assert out.strip().splitlines()[-1].startswith("2 PASS, 1 FAIL, ")

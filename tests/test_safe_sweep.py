@@ -177,12 +177,18 @@ def test_killed_cli_sweep_leaves_no_workers(tmp_path):
     workers: set[int] = set()
 
     def two_workers() -> bool:
+        """Workers: spawned ones run spawn_main, forked ones are copies of the parent."""
+        try:
+            own = Path(f"/proc/{parent.pid}/cmdline").read_bytes()
+        except OSError:
+            return False
         for child in _children(parent.pid):
             try:
-                if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes():
-                    workers.add(child)
+                cmd = Path(f"/proc/{child}/cmdline").read_bytes()
             except OSError:
-                pass
+                continue
+            if b"spawn_main" in cmd or cmd == own:
+                workers.add(child)
         return len(workers) >= 2
 
     try:
