@@ -23,10 +23,11 @@ SWEEPS = ("ornl-sweep", "deceval-sweep")
 
 
 def wall(sweep: str, jobs: int, out: Path) -> float:
-    """Seconds of ``cxlsim run SWEEP --jobs JOBS`` in a fresh process."""
+    """Seconds of ``cxlsim run SWEEP --jobs JOBS`` in a fresh process, into a new folder
+    ``out`` (a folder with saved points would resume instead of running)."""
     start = time.perf_counter()
     subprocess.run([sys.executable, "-m", "cxlsim", "run", sweep, "--jobs", str(jobs),
-                    "--out", str(out / f"{sweep}-{jobs}")], check=True,
+                    "--out", str(out)], check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - start
 
@@ -38,8 +39,8 @@ def main() -> None:
     out = {}
     with tempfile.TemporaryDirectory() as tmp:
         for sweep in SWEEPS:
-            one, two = ([wall(sweep, jobs, Path(tmp)) for _ in range(args.runs)]
-                        for jobs in (1, 2))
+            one, two = ([wall(sweep, jobs, Path(tmp) / f"{sweep}-{jobs}-{i}")
+                         for i in range(args.runs)] for jobs in (1, 2))
             one, two = statistics.median(one), statistics.median(two)
             print(f"{sweep:14s} jobs 1 {one:6.2f} s  jobs 2 {two:6.2f} s  ratio {two / one:.2f}")
             out[sweep] = round(two / one, 3)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -38,3 +39,20 @@ def test_the_lazy_names_resolve():
     assert traces.WRITE == 1 and "zipfian" in traces.KINDS
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         cxlsim.nope  # noqa: B018
+
+
+def test_each_kind_is_found_in_the_module_that_registers_it():
+    """kind_modules() reads the sources; importing every module registers the same."""
+    from cxlsim.experiments import experiment_kinds
+    from cxlsim.experiments.kinds import kind_modules
+
+    assert {k: cls.__module__ for k, cls in experiment_kinds().items()} == kind_modules()
+
+
+def test_loading_an_experiment_imports_only_its_kind():
+    code = ("import sys; from cxlsim import load_experiment; "
+            "load_experiment('experiments/ornl-transfer.yaml'); "
+            "print(sorted(m for m in sys.modules if m.startswith('cxlsim.experiments.kinds.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=Path(__file__).parents[1]).stdout
+    assert out.strip() == "['cxlsim.experiments.kinds.ornl_transfer']"

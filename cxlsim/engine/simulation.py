@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-import pandas as pd
 import simpy
 from simpy.events import URGENT
 
@@ -12,6 +12,9 @@ from cxlsim.engine.callbacks import call_later
 from cxlsim.engine.component import Component
 from cxlsim.engine.rng import make_rng
 from cxlsim.engine.stats import StatsRegistry
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class Simulation:

@@ -16,9 +16,12 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Percentiles reported by every summary.
 _SUMMARY_PERCENTILES = (50.0, 95.0, 99.0)
@@ -393,4 +396,6 @@ class StatsRegistry:
         rows = [(name, monitor.kind, stat, value)
                 for name, monitor in self._monitors.items()
                 for stat, value in monitor.summary(now).items()]
+        import pandas as pd  # only here: the engine's users need not pay for pandas
+
         return pd.DataFrame(rows, columns=["name", "kind", "stat", "value"])

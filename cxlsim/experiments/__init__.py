@@ -1,6 +1,5 @@
 """Experiments: files naming a kind of study, loaded, run, and written as run folders."""
 
-from cxlsim.experiments import kinds as _kinds  # noqa: F401  (registers the kinds)
 from cxlsim.experiments.loader import load_experiment
 from cxlsim.experiments.output import write_run_folder
 from cxlsim.experiments.result import RunResult

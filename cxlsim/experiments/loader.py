@@ -8,7 +8,8 @@ from pathlib import Path
 from cxlsim.config import apply_overrides, expand_presets, load_file, validate_document
 from cxlsim.config.source import Document
 from cxlsim.errors import InputError
-from cxlsim.experiments.spec import ExperimentSpec, experiment_kinds
+from cxlsim.experiments.kinds import kind_modules
+from cxlsim.experiments.spec import ExperimentSpec, experiment_kind
 from cxlsim.memory.curvefile import curve_document
 from cxlsim.resources import bundled, bundled_file, is_file
 from cxlsim.topology.graph import build_graph, graph_problems
@@ -24,14 +25,14 @@ def load_experiment(path: str | Path, overrides: list[str] | tuple[str, ...] = (
     doc = _include_curves(doc, Path(path))
     doc = apply_overrides(doc, overrides)
     doc = _resolve_trace(doc, Path(path))
-    kinds = experiment_kinds()
     kind = doc.data.get("kind")
-    if not isinstance(kind, str) or kind not in kinds:
+    cls = experiment_kind(kind) if isinstance(kind, str) else None
+    if cls is None:
         found = "missing" if kind is None else f"found {kind!r}"
-        raise InputError(f"expected 'kind' to be one of {', '.join(sorted(kinds))}; {found}",
-                         location=doc.locate(("kind",)), key="kind")
+        raise InputError(f"expected 'kind' to be one of {', '.join(sorted(kind_modules()))}; "
+                         f"{found}", location=doc.locate(("kind",)), key="kind")
     try:
-        spec = validate_document(kinds[kind], doc)
+        spec = validate_document(cls, doc)
     except InputError as exc:  # with the topology's graph problems found without it
         more = graph_problems(doc.subdocument(("topology",))) \
             if isinstance(doc.data.get("topology"), dict) else []

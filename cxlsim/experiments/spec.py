@@ -73,6 +73,9 @@ class ExperimentSpec(StrictModel):
     topology: TopologySpec | None = Field(
         None, description="the system: a topology file path (relative to this file) or inline")
     sweep: SweepSpec | None = Field(None, description="a grid of points to run instead of one")
+    figures: bool = Field(True, description=(
+        "draw the figures (false: metrics and tables only, for runs read by code; a "
+        "sweep's points, which keep their metrics only, run without them)"))
 
     @field_validator("name")
     @classmethod
@@ -132,5 +135,16 @@ def register(kind: str):
 
 
 def experiment_kinds() -> dict[str, type[ExperimentSpec]]:
-    """All registered experiment kinds by name."""
+    """All experiment kinds by name (imports every kind's module)."""
+    from cxlsim.experiments.kinds import import_all
+
+    import_all()
     return dict(_KINDS)
+
+
+def experiment_kind(name: str) -> type[ExperimentSpec] | None:
+    """The kind ``name`` (importing only its module), or None if there is none."""
+    from cxlsim.experiments.kinds import import_kind
+
+    import_kind(name)
+    return _KINDS.get(name)

@@ -42,6 +42,7 @@ import yaml
 
 from cxlsim.config import load_document, parse_assignment
 from cxlsim.errors import InputError, Location
+from cxlsim.experiments.kinds import kind_modules
 from cxlsim.experiments.loader import load_experiment
 from cxlsim.experiments.output import check_out, write_run_folder
 from cxlsim.experiments.result import RunResult
@@ -147,7 +148,7 @@ def _compare(table: pd.DataFrame, points: list[dict[str, Any]], baseline: Baseli
 
 def _run_point(spec: ExperimentSpec, point: int) -> dict[str, Any]:
     """Worker: run one point and keep its scalar metrics (top level, so it pickles)."""
-    result = spec.run(progress=False, point=point)
+    result = spec.model_copy(update={"figures": False}).run(progress=False, point=point)
     return {k: _py(v) for k, v in result.metrics.items() if v is None or np.isscalar(v)}
 
 
@@ -366,8 +367,8 @@ def open_executor(executor: str | Executor | None, jobs: int) -> Iterator[Execut
                          key="executor")
 
 
-#: What a worker imports before its first point: the experiment kinds and what they run.
-PRELOAD = ["cxlsim.experiments.kinds", "cxlsim.experiments.sweep"]
+#: What a forkserver imports before forking workers: the sweep and every experiment kind.
+PRELOAD = ["cxlsim.experiments.sweep", *sorted(set(kind_modules().values()))]
 
 
 def _worker_context() -> multiprocessing.context.BaseContext:

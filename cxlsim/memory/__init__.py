@@ -25,26 +25,64 @@ and migration that tiering policies act on (:mod:`~cxlsim.memory.kernel`), measu
 loaded-latency curves in place of a target's model (:mod:`~cxlsim.memory.curvefile`).
 """
 
-from cxlsim.memory.cache import CacheParams, SetAssociative
-from cxlsim.memory.dram import DramParams, DramTarget
-from cxlsim.memory.epoch import Demand, EpochEngine, Equilibrium, MemorySystem
-from cxlsim.memory.expander import ExpanderTarget
-from cxlsim.memory.curvefile import CurveFileSpec, load_curve_file, load_curves, write_curves
-from cxlsim.memory.hierarchy import ChunkStats, CoreMemory, CpuParams, access_cores
-from cxlsim.memory.kernel import KernelMemory, KernelParams
-from cxlsim.memory.loaded import CurveTarget, MemoryNode, model_curves
-from cxlsim.memory.mempolicy import MemPolicy, OutOfMemoryError, PagePlacement
-from cxlsim.memory.numa import Numa, NumaParams
-from cxlsim.memory.pagetable import PAGE_SIZES, WALK_LEVELS, PageTable
-from cxlsim.memory.placement import Placement, policy_shares
-from cxlsim.memory.reference import ReferenceCore
-from cxlsim.memory.tlb import TlbArrayParams, TlbParams
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "PAGE_SIZES", "WALK_LEVELS", "CacheParams", "ChunkStats", "CoreMemory", "CpuParams",
-    "CurveFileSpec", "CurveTarget", "Demand", "DramParams", "DramTarget", "EpochEngine",
-    "Equilibrium", "ExpanderTarget", "KernelMemory", "KernelParams", "MemPolicy",
-    "MemoryNode", "MemorySystem", "Numa", "NumaParams", "OutOfMemoryError", "PagePlacement",
-    "PageTable", "Placement", "ReferenceCore", "SetAssociative", "TlbArrayParams", "TlbParams",
-    "access_cores", "load_curve_file", "load_curves", "model_curves", "policy_shares", "write_curves",
-]
+from cxlsim.lazy import lazy_attributes
+
+#: Where each public name lives; imported at first use (the compiled kernels, scipy and
+#: the curve files only when asked for).
+_WHERE = {
+    "CacheParams": ".cache",
+    "SetAssociative": ".cache",
+    "CurveFileSpec": ".curvefile",
+    "load_curve_file": ".curvefile",
+    "load_curves": ".curvefile",
+    "write_curves": ".curvefile",
+    "DramParams": ".dram",
+    "DramTarget": ".dram",
+    "Demand": ".epoch",
+    "EpochEngine": ".epoch",
+    "Equilibrium": ".epoch",
+    "MemorySystem": ".epoch",
+    "ExpanderTarget": ".expander",
+    "ChunkStats": ".hierarchy",
+    "CoreMemory": ".hierarchy",
+    "CpuParams": ".hierarchy",
+    "access_cores": ".hierarchy",
+    "KernelMemory": ".kernel",
+    "KernelParams": ".kernel",
+    "CurveTarget": ".loaded",
+    "MemoryNode": ".loaded",
+    "model_curves": ".loaded",
+    "MemPolicy": ".mempolicy",
+    "OutOfMemoryError": ".mempolicy",
+    "PagePlacement": ".mempolicy",
+    "Numa": ".numa",
+    "NumaParams": ".numa",
+    "PAGE_SIZES": ".pagetable",
+    "PageTable": ".pagetable",
+    "WALK_LEVELS": ".pagetable",
+    "Placement": ".placement",
+    "policy_shares": ".placement",
+    "ReferenceCore": ".reference",
+    "TlbArrayParams": ".tlb",
+    "TlbParams": ".tlb",
+}
+__all__ = sorted(_WHERE)
+__getattr__ = lazy_attributes(__name__, _WHERE)
+
+if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
+    from cxlsim.memory.cache import CacheParams, SetAssociative
+    from cxlsim.memory.dram import DramParams, DramTarget
+    from cxlsim.memory.epoch import Demand, EpochEngine, Equilibrium, MemorySystem
+    from cxlsim.memory.expander import ExpanderTarget
+    from cxlsim.memory.curvefile import CurveFileSpec, load_curve_file, load_curves, write_curves
+    from cxlsim.memory.hierarchy import ChunkStats, CoreMemory, CpuParams, access_cores
+    from cxlsim.memory.kernel import KernelMemory, KernelParams
+    from cxlsim.memory.loaded import CurveTarget, MemoryNode, model_curves
+    from cxlsim.memory.mempolicy import MemPolicy, OutOfMemoryError, PagePlacement
+    from cxlsim.memory.numa import Numa, NumaParams
+    from cxlsim.memory.pagetable import PAGE_SIZES, WALK_LEVELS, PageTable
+    from cxlsim.memory.placement import Placement, policy_shares
+    from cxlsim.memory.reference import ReferenceCore
+    from cxlsim.memory.tlb import TlbArrayParams, TlbParams

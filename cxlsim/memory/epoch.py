@@ -40,7 +40,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import brentq
 
 from cxlsim.memory.dram import DramParams, DramTarget
 from cxlsim.memory.expander import ExpanderTarget
@@ -234,6 +233,8 @@ class MemorySystem:
         hi = max(2 * lo, latency[n])
         while excess(hi) < 0:
             lo, hi = hi, 2 * hi
+        from scipy.optimize import brentq  # here: importing the model needs no scipy
+
         # Brent's method: the bracket's root in ~10 evaluations where bisection took ~40
         return brentq(excess, lo, hi, xtol=tol * lo, rtol=4 * np.finfo(float).eps)
 

@@ -199,12 +199,16 @@ class OrnlTransferExperiment(ExperimentSpec):
             metrics["crossover_KiB"] = float(penalties["crossover_KiB"].iloc[0])
         metrics["latency_only_ratio"] = float(at_first.loc[pcie.name, "t_sim_ns"]
                                               / min(dev.fixed for dev in cxls))
-        figures = {"Figure 2: transfer time": transfer_figure(transfer),
-                   "Figure 3: relative transfer time": relative_figure(transfer)}
         tables = {"transfer": transfer, "penalties": penalties}
         if self.chunks is not None:
             tables["chunks"] = _chunk_table(self.chunks, pcie, cxls)
-            figures["Figure 5: total transfer time vs chunk size"] = chunk_figure(tables["chunks"])
+        figures = {}
+        if self.figures:
+            figures = {"Figure 2: transfer time": transfer_figure(transfer),
+                       "Figure 3: relative transfer time": relative_figure(transfer)}
+            if self.chunks is not None:
+                figures["Figure 5: total transfer time vs chunk size"] = \
+                    chunk_figure(tables["chunks"])
         return RunResult(self.name, self, metrics, tables, figures)
 
 

@@ -132,9 +132,6 @@ class TraceMemoryExperiment(MemoryExperiment):
     migration: MigrationParams = Field(default_factory=MigrationParams, description=(
         "page migration's costs and limits: per-page kernel time, TLB shootdowns, "
         "promotion/demotion rate limits, busy pages"))
-    figures: bool = Field(True, description=(
-        "draw the figures (false: metrics and tables only, for runs read by code such "
-        "as cxlsim validate's)"))
     _params: Any = PrivateAttr(None)
 
     @model_validator(mode="before")
