@@ -226,7 +226,10 @@ class _ListOrder:
 
     def push(self, lists: np.ndarray, pages: np.ndarray, stamps: np.ndarray) -> None:
         """Append ``pages`` (stamped ``stamps``, rising) to their lists ``lists``."""
-        for i in np.unique(lists).tolist():
+        if lists.size and lists.min() == lists.max():  # the usual case: one list
+            self._append(int(lists[0]), pages, stamps)
+            return
+        for i in np.flatnonzero(np.bincount(lists)).tolist():
             mine = lists == i
             self._append(i, pages[mine], stamps[mine])
 
