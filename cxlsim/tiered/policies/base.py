@@ -56,6 +56,12 @@ class EpochView:
         """Every page's node, type, allocation and access epochs, accesses and flags."""
         return self.kernel.placement
 
+    def per_node(self, stat: str) -> np.ndarray:
+        """The epoch's ``stat`` per node, in the kernel's node order (the stats'
+        ``STAT_NODE`` columns: ``refs``, ``latency_ns``, ``GBps``)."""
+        prefix = f"{stat}_"
+        return np.array([v for k, v in self.stats.items() if k.startswith(prefix)], float)
+
 
 class PolicyParams(StrictModel):
     """A policy's tunables (none for the static policies)."""
