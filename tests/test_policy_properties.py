@@ -26,7 +26,9 @@ kswapd_interval: 20 us
 PRESSURE = ["topology.nodes[1].capacity=8 MiB", "numa_balancing.scan_delay=10 us",
             "numa_balancing.scan_period=20 us"]
 #: Policies whose own tunables set their daemons' intervals: scaled to the short runs.
-SCALED = {"damon": "{name: damon, time_scale: 0.0001}"}
+SCALED = {"damon": "{name: damon, time_scale: 0.0001}",
+          "memtis": "{name: memtis, time_scale: 0.0001, adaptation_period: 100, "
+                    "cooling_period: 2000}"}
 
 
 def _run(tmp_path, policy: str, kind: str, seed: int):

@@ -22,18 +22,23 @@ registry :data:`POLICIES` maps names to classes:
 * :mod:`~cxlsim.tiered.policies.autotiering`: ``autotiering`` (ATC'21: per-page access
   histories from hint faults, least-accessed-page lists, conservative and opportunistic
   promotion, optional background demotion);
+* :mod:`~cxlsim.tiered.policies.memtis`: ``memtis`` (SOSP'23: sampled access counts in
+  a log2 histogram, hot and warm thresholds fitted to the fast tier, cooling, periodic
+  migration);
 * :mod:`~cxlsim.tiered.policies.colloid`: ``colloid`` (SOSP'24: hot pages move toward
   the tier with the lower loaded latency, until the tiers' latencies meet).
 """
 
 from __future__ import annotations
 
-from cxlsim.tiered.policies import autotiering, colloid, damon, linux, numab, static, tpp
+from cxlsim.tiered.policies import (
+    autotiering, colloid, damon, linux, memtis, numab, static, tpp)
 from cxlsim.tiered.policies.base import EpochView, Policy, PolicyParams, Switches
 
 #: Policy name -> class.
 POLICIES: dict[str, type[Policy]] = {
     p.name: p for p in (*static.KINDS, *linux.KINDS, *tpp.KINDS, *numab.KINDS,
-                        *autotiering.KINDS, *damon.KINDS, *colloid.KINDS)}
+                        *autotiering.KINDS, *memtis.KINDS, *damon.KINDS,
+                        *colloid.KINDS)}
 
 __all__ = ["POLICIES", "EpochView", "Policy", "PolicyParams", "Switches"]
