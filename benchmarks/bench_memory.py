@@ -66,47 +66,47 @@ def _lookup(keys, stamps, first, sets, ways, key, now) -> bool:
 
 
 @njit(cache=True)
+def _load(keys, stamps, caches, cache_ns, memory_ns, counts, kind, node, line, clock):
+    """One reference through the cache levels, then memory: (latency, clock)."""
+    for c in range(caches.shape[0]):
+        clock += 1
+        if _lookup(keys, stamps, caches[c, 0], caches[c, 1], caches[c, 2], line, clock):
+            counts[kind, c] += 1
+            return cache_ns[c], clock
+    counts[kind, caches.shape[0] + node] += 1
+    return memory_ns[node], clock
+
+
+@njit(cache=True)
 def reference_chunk(vaddrs, frames, nodes, page_shift, table_base, table_node, line_shift,
                     keys, stamps, tlbs, caches, tlb_ns, cache_ns, memory_ns, tlb_counts,
                     counts, clock) -> tuple[float, int]:
     """The model straightforwardly: ``tlbs``/``caches`` rows are (first entry, sets, ways)
     in ``keys``/``stamps``; counters as :func:`cxlsim.memory._kernels.access_chunk`'s.
     Returns (total latency, the clock after the chunk)."""
-    levels = table_base.shape[0]
     total = 0.0
     for i in range(vaddrs.shape[0]):
         va = vaddrs[i]
         page = va >> page_shift
-        t = 0
-        while t < tlbs.shape[0]:
-            total += tlb_ns[t]
+        level = 0
+        while level < tlbs.shape[0]:  # TLB levels until one has the page
+            total += tlb_ns[level]
             clock += 1
-            if _lookup(keys, stamps, tlbs[t, 0], tlbs[t, 1], tlbs[t, 2], page, clock):
+            if _lookup(keys, stamps, tlbs[level, 0], tlbs[level, 1], tlbs[level, 2], page,
+                       clock):
                 break
-            t += 1
-        tlb_counts[t] += 1
-        walk = levels if t == tlbs.shape[0] else 0
-        for ref in range(walk + 1):
-            if ref < walk:
-                kind, node = 1, table_node
-                line = pte_address(va, ref, levels, page_shift, table_base) >> line_shift
-            else:
-                kind, node = 0, nodes[page]
-                line = ((frames[page] << page_shift) | (va & ((1 << page_shift) - 1))) \
-                    >> line_shift
-            served = caches.shape[0]
-            for c in range(caches.shape[0]):
-                clock += 1
-                if _lookup(keys, stamps, caches[c, 0], caches[c, 1], caches[c, 2], line,
-                           clock):
-                    served = c
-                    break
-            if served < caches.shape[0]:
-                counts[kind, served] += 1
-                total += cache_ns[served]
-            else:
-                counts[kind, caches.shape[0] + node] += 1
-                total += memory_ns[node]
+            level += 1
+        tlb_counts[level] += 1
+        if level == tlbs.shape[0]:  # a page walk: each level's entry is a load
+            for depth in range(table_base.shape[0]):
+                entry = pte_address(va, depth, table_base.shape[0], page_shift, table_base)
+                ns, clock = _load(keys, stamps, caches, cache_ns, memory_ns, counts, 1,
+                                  table_node, entry >> line_shift, clock)
+                total += ns
+        physical = (frames[page] << page_shift) | (va & ((1 << page_shift) - 1))
+        ns, clock = _load(keys, stamps, caches, cache_ns, memory_ns, counts, 0, nodes[page],
+                          physical >> line_shift, clock)
+        total += ns
     return total, clock
 
 
