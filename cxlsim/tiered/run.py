@@ -72,7 +72,7 @@ from cxlsim.memory.placement import Placement
 from cxlsim.tiered.damon import Damon, DamonParams
 from cxlsim.tiered.migration import MigrationParams, Migrator
 from cxlsim.tiered.policies import EpochView, Policy
-from cxlsim.tiered.records import EpochRecords, RecordGrouper
+from cxlsim.tiered.records import EpochRecords, RecordGrouper, prefetched
 from cxlsim.traces.pages import PAGE_BYTES, PageCompactor
 from cxlsim.units import LINE_BYTES
 
@@ -197,12 +197,17 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
         owed_core[:] += flushes.per_core
         owed_task[0] += flushes.initiator if by_task else 0.0
 
+    def prepare():
+        """Each epoch's trace work, which depends on the trace alone (prefetched)."""
+        for records in _epochs(chunks, epoch):
+            ids = found.compactor.ids(records["addr"])
+            yield (records, ids, *np.unique(ids, return_counts=True),
+                   grouper.group(ids, records))
+
     def trace():
         nonlocal last, moved, bounces
-        for records in _epochs(chunks, epoch):
+        for records, ids, distinct, counts, grouped in prefetched(prepare()):
             placement.epoch = len(run.epochs)
-            ids = found.compactor.ids(records["addr"])
-            distinct, counts = np.unique(ids, return_counts=True)
             direct = kernel.vmstat()["pgdemote_direct"]
             # the epoch's resident pages are referenced before its new ones allocate, so
             # direct reclaim does not take back pages the epoch is using
@@ -224,8 +229,7 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
             now = _moves(kernel)
             copies[:] += (now - moved).sum(axis=0) * LINES_PER_PAGE
             moved = now
-            row = _epoch(engine, hierarchy, grouper.group(ids, records), nodes, copies, stall,
-                         owed_core, compute)
+            row = _epoch(engine, hierarchy, grouped, nodes, copies, stall, owed_core, compute)
             row["reclaim_stall_ns"] = reclaim
             row["numa_hint_faults"] = int(faults.size)
             row["tlb_shootdown_ns"] = float(owed_core.sum())

@@ -26,7 +26,7 @@ def _slot(page: np.uint64, bits: int) -> np.uint64:
     return (page * _GOLDEN) >> np.uint64(64 - bits)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _number(pages, table, order, count, bits, start, out) -> tuple[int, int]:
     """Give ``out[i]`` the id of ``pages[i]`` from ``start`` on, numbering new pages from
     ``count`` (their page numbers appended to ``order``). Stops where the table would
