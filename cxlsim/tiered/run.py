@@ -123,7 +123,7 @@ def survey(chunks: Chunks) -> Survey:
     """Read the trace once: dense page ids, accesses and type per page, threads in order."""
     pc, counts, threads, records = PageCompactor(), np.zeros(0, np.int64), {}, 0
     types = np.zeros(0, np.int8)
-    for chunk in chunks():
+    for chunk in prefetched(chunks()):  # the next chunk is read while this one is hashed
         known = counts.size
         ids = pc.ids(chunk["addr"])
         if pc.footprint > known:
@@ -218,7 +218,8 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
             placement.access(distinct, counts)
             if monitor is not None:
                 monitor.access(distinct)
-            faults = distinct[marked[distinct] >= 0]  # first touch since marked: a fault
+            # first touch since the scanner marked a page: a hint fault
+            faults = distinct[marked[distinct] >= 0] if scanner else distinct[:0]
             latency = sim.env.now - marked[faults]
             marked[faults] = -1.0
             reclaim = (kernel.vmstat()["pgdemote_direct"] - direct) * migration.cost
