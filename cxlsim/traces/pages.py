@@ -15,10 +15,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from cxlsim.memory._kernels import prefetch
+
 #: Bytes of a base page.
 PAGE_BYTES = 4096
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # 2^64 / golden ratio: Fibonacci hashing
+#: Records ahead whose table slot is prefetched (the table outgrows the host's caches).
+AHEAD = 16
 
 
 @njit(cache=True, inline="always")
@@ -32,7 +36,11 @@ def _number(pages, table, order, count, bits, start, out) -> tuple[int, int]:
     ``count`` (their page numbers appended to ``order``). Stops where the table would
     become more than half full; returns ``(next i, count)``."""
     mask = (np.uint64(1) << np.uint64(bits)) - np.uint64(1)
-    for i in range(start, pages.shape[0]):
+    n = pages.shape[0]
+    flat = table.reshape(-1)
+    for i in range(start, n):
+        if i + AHEAD < n:  # the host fetches a later record's slot meanwhile
+            prefetch(flat, _slot(pages[i + AHEAD], bits) * np.uint64(2))
         page = pages[i]
         key = page + np.uint64(1)
         s = _slot(page, bits)
@@ -45,7 +53,7 @@ def _number(pages, table, order, count, bits, start, out) -> tuple[int, int]:
             order[count] = page
             count += 1
         out[i] = table[s, 1]
-    return pages.shape[0], count
+    return n, count
 
 
 @njit(cache=True)
