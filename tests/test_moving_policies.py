@@ -19,7 +19,8 @@ nodes: {dram: [dram0], cxl: [cxl0]}
 trace: {generate: %s, n: %d, seed: %d, params: {footprint: %s, threads: 2}}
 epoch: 500
 policy: %s
-numa_balancing: {scan_delay: 2 us, scan_period: 2 us, scan_size: 1 MiB}
+numa_balancing: {scan_delay: 2 us, scan_period: 2 us, scan_size: 1 MiB,
+                 max_scan_rate: 1000 TB/s}
 """
 
 MOVERS = ["numab-tiering", "{name: numab-tiering, enough_free: 0}", "autotiering",

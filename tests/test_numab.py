@@ -30,8 +30,10 @@ def _setup(**params):
 
 
 def _faults(kernel, policy, now, pages, latency):
+    """The policy's moves after ``pages`` faulted with ``latency``, at ``now``; the
+    scanner's scan_period_max (the threshold's adjustment period) is 1 s."""
     view = EpochView(np.asarray(pages), kernel, {}, np.asarray(pages, np.int64),
-                     np.asarray(latency, float), [], now, LIMIT)
+                     np.asarray(latency, float), [], now, LIMIT, scan_period_max=1e9)
     return view, policy.moves(view)
 
 
@@ -46,7 +48,7 @@ def test_a_fault_sooner_than_the_threshold_promotes_a_later_one_does_not():
 
 
 def test_the_threshold_falls_when_candidates_exceed_the_rate_limit_and_rises_when_short():
-    kernel, policy = _setup(scan_period_max=1e9)
+    kernel, policy = _setup()
     unit = 2 * 1e9 / 16                                     # 125 ms
     _faults(kernel, policy, 0.5e9, np.arange(2048, 3048), np.zeros(1000))  # 1000 candidates
     assert policy.hot_threshold == 1e9                      # within the first period
@@ -65,14 +67,14 @@ def test_the_threshold_falls_when_candidates_exceed_the_rate_limit_and_rises_whe
 
 
 def test_without_adjustment_the_threshold_stays():
-    kernel, policy = _setup(scan_period_max=1e9, adjust_threshold=False)
+    kernel, policy = _setup(adjust_threshold=False)
     for now in (0.5e9, 1.6e9, 2.7e9):
         _faults(kernel, policy, now, np.arange(2048, 3048), np.zeros(1000))
     assert policy.hot_threshold == 1e9
 
 
 def test_plenty_of_free_dram_promotes_unconditionally_and_resets_the_threshold():
-    kernel, policy = _setup(enough_free=0, scan_period_max=1e9)
+    kernel, policy = _setup(enough_free=0)
     policy.threshold = 0.5e9
     # DRAM: 16384 pages, 2048 used; enough = free - promo - 16384 / 16 is far above 3
     _, (pages, _) = _faults(kernel, policy, 0.5e9, [2048, 2049, 2050], [5e9, 5e9, 0.0])
@@ -87,7 +89,8 @@ def test_the_policy_implies_the_tiering_mode_demotion_and_the_scanner(tmp_path):
 
 
 SHORT = ["topology.nodes[1].capacity=48 MiB", "numa_balancing.scan_delay=100 us",
-         "numa_balancing.scan_period=100 us", "numa_balancing.scan_size=16 MiB"]
+         "numa_balancing.scan_period=100 us", "numa_balancing.scan_size=16 MiB",
+         "numa_balancing.max_scan_rate=1000 TB/s"]
 ZIPF = dict(kind="zipfian", footprint="128MiB", extra=", scrambled: true")
 
 
@@ -118,7 +121,7 @@ def test_in_a_run_a_threshold_below_every_fault_latency_promotes_nothing(tmp_pat
 @pytest.mark.parametrize("override, message", [
     ("policy={name: numab-tiering, hot_treshold: 1 s}",
      "policy_params.hot_treshold: Extra inputs are not permitted (policy numab-tiering; "
-     "tunables: hot_threshold, adjust_threshold, scan_period_max, enough_free)"),
+     "tunables: hot_threshold, adjust_threshold, enough_free)"),
     ("policy={name: numab-tiering, hot_threshold: 0 s}",
      "policy_params.hot_threshold: Input should be greater than 0"),
     ("policy={name: numab-tiering, hot_threshold: -1 s}",

@@ -24,7 +24,7 @@ kswapd_interval: 20 us
 """
 #: DRAM holds a quarter of the footprint: first touch spills, reclaim and moves happen.
 PRESSURE = ["topology.nodes[1].capacity=8 MiB", "numa_balancing.scan_delay=10 us",
-            "numa_balancing.scan_period=20 us"]
+            "numa_balancing.scan_period=20 us", "numa_balancing.max_scan_rate=1000 TB/s"]
 #: Policies whose own tunables set their daemons' intervals: scaled to the short runs.
 SCALED = {"damon": "{name: damon, time_scale: 0.0001}",
           "memtis": "{name: memtis, time_scale: 0.0001, adaptation_period: 100, "

@@ -174,7 +174,7 @@ def test_no_page_is_lost_or_duplicated_under_tpp(steps, gate, aware, seed):
 
 
 def _small(*overrides):
-    return load_experiment(TPP_2TO1, ["trace.n=60000", "epoch=5000", *overrides]).run()
+    return load_experiment(TPP_2TO1, ["trace.n=120000", "epoch=5000", *overrides]).run()
 
 
 def test_the_same_seed_gives_the_same_counters():

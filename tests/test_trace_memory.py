@@ -175,7 +175,7 @@ def test_a_policy_that_moves_pages_is_charged_and_its_bounces_counted(tmp_path, 
 
 def test_the_scanner_marks_pages_and_their_next_access_faults(tmp_path):
     fast = ["numa_balancing={enabled: true, scan_delay: 20 us, scan_period: 20 us, "
-            "scan_size: 64 MiB}", "mempolicy=--interleave=0,1"]
+            "scan_size: 64 MiB, max_scan_rate: 1000 TB/s}", "mempolicy=--interleave=0,1"]
     plain = _run(tmp_path, "mempolicy=--interleave=0,1")
     tiering = _run(tmp_path, *fast, "kernel.numa_balancing_tiering=true")
     everywhere = _run(tmp_path, *fast)
@@ -268,3 +268,24 @@ def test_epochs_regroup_the_chunks_in_order(sizes, epoch):
     assert np.concatenate([e["addr"] for e in got] or [np.arange(0)]).tolist() == \
         list(range(starts[-1]))
     assert all((e["op"] == e["addr"] % 2).all() for e in got)
+
+
+def test_the_scanners_period_follows_the_kernels_rules():
+    """task_scan_min/max: a pass over the resident pages in 1-60 s, per scan divided by
+    the pass's windows, never faster than the maximum scan rate; update_task_scan_period:
+    no faults or local ones slow it, remote ones speed it up (hand-computed)."""
+    from cxlsim.tiered.run import Scanner
+
+    # 256 MiB scans (65536 pages), 2560 MB/s: a scan takes at least 100 ms
+    scanner = Scanner(1e9, 1e9, 65536, True, 1000.0, 60e9, 256 / 2560 * 1e9)
+    assert scanner.bounds(65536) == (1e9, 60e9)             # one window
+    assert scanner.bounds(4 * 65536) == (0.25e9, 15e9)      # four windows
+    assert scanner.bounds(16 * 65536)[0] == pytest.approx(1e8)  # floored at 100 ms
+    adapt = Scanner.adapt
+    assert adapt(1e9, 1e9, 60e9, 0, 0) == 2e9                # no faults: doubles
+    assert adapt(40e9, 1e9, 60e9, 0, 0) == 60e9              # ... up to the max
+    # all remote: 7 slots of a tenth down; all local: 3 slots up
+    assert adapt(10e9, 1e9, 60e9, 0, 50) == pytest.approx(3e9)
+    assert adapt(10e9, 1e9, 60e9, 50, 0) == pytest.approx(13e9)
+    assert adapt(2e9, 1e9, 60e9, 7, 3) == pytest.approx(2.2e9)  # 70 % local: one slot up
+    assert adapt(2e9, 1e9, 60e9, 1, 1) == pytest.approx(1.6e9)  # 50 %: two slots down

@@ -26,7 +26,10 @@ the simulation, a SimPy process on the project's :class:`~cxlsim.engine.Simulati
   the next stretch of the address space PROT_NONE (in tiering mode skipping top-tier
   pages); the next access to such a page is a hint fault (``numa_hint_faults``), costs
   the task a fault's kernel time, and reaches the policy with its latency since the
-  scan -- what NUMA balancing's promotion decides on;
+  scan -- what NUMA balancing's promotion decides on. The period is the kernel's: a
+  pass over the resident pages takes scan_period_min to _max (per scan, divided by the
+  pass's windows, at most the maximum scan rate), lengthened after a pass of local or
+  no faults and shortened after remote ones (:class:`Scanner`);
 * a DAMON-style monitor, when on, is another (:mod:`cxlsim.tiered.damon`): regions of
   pages sampled every sample interval, their access counts published to the policy
   every aggregation interval;
@@ -50,12 +53,13 @@ counts the refused).
 Writes: every access brings its line in (a store reads for ownership), and a written
 line goes back once, so an epoch whose records write a fraction ``w`` reads
 ``1 / (1 + w)`` of its memory bytes. Not modelled yet: write-backs as cache evictions,
-the scanner's adaptive period, DAMON's interval auto-tuning, per-record time stamps
-(cores are in step at epoch boundaries).
+DAMON's interval auto-tuning, per-record time stamps (cores are in step at epoch
+boundaries).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -90,17 +94,47 @@ VMSTAT = ("pgalloc", "pgdemote_kswapd", "pgdemote_direct", "pgpromote_success",
 Chunks = Callable[[], Iterator[dict[str, np.ndarray]]]
 
 
+#: update_task_scan_period's slots of a period, and the local share (in slots) at or
+#: above which scanning slows down (kernel/sched/fair.c NUMA_PERIOD_SLOTS, _THRESHOLD).
+PERIOD_SLOTS, PERIOD_THRESHOLD = 10, 7
+
+
 @dataclass(frozen=True)
 class Scanner:
     """NUMA balancing's hint-fault scanner (kernel/sched/fair.c): the first scan after
-    ``delay``, then ``pages`` every ``period`` (ns); ``tiering`` skips top-tier pages;
-    each hint fault costs the faulting task ``fault_cost`` ns."""
+    ``delay``, then ``pages`` at a time; a pass over the resident pages (``windows`` of
+    ``pages``) takes between ``period`` and ``period_max`` ns, each scan at least
+    ``floor`` ns (the kernel's maximum scan rate); ``tiering`` skips top-tier pages; each
+    hint fault costs the faulting task ``fault_cost`` ns."""
 
     delay: float
     period: float
     pages: int
     tiering: bool
     fault_cost: float
+    period_max: float = math.inf
+    floor: float = 0.0
+
+    def bounds(self, resident: int) -> tuple[float, float]:
+        """``task_scan_min`` and ``task_scan_max``: one scan's shortest and longest
+        period for ``resident`` pages."""
+        windows = max(-(-resident // self.pages), 1)
+        low = max(self.floor, self.period / windows)
+        return low, max(low, self.period_max / windows)
+
+    @staticmethod
+    def adapt(period: float, low: float, high: float, local: int, remote: int) -> float:
+        """``update_task_scan_period`` after a pass with ``local`` and ``remote`` hint
+        faults (pages on the CPUs' node, or elsewhere): no faults or mostly local ones
+        slow the scanning down, remote ones speed it up (every fault of a single trace is
+        private, so the kernel's private/shared scaling is one)."""
+        if local + remote == 0:
+            return min(high, 2 * period)
+        slot = math.ceil(period / PERIOD_SLOTS)
+        ratio = local * PERIOD_SLOTS // (local + remote)
+        diff = max(ratio - PERIOD_THRESHOLD, 1) * slot if ratio >= PERIOD_THRESHOLD \
+            else -(PERIOD_THRESHOLD - ratio) * slot
+        return min(max(period + diff, low), high)
 
 
 @dataclass
@@ -184,6 +218,7 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
     allocs = kernel.per_node("pgalloc")  # pages allocated on each node so far
     marked = np.full(found.footprint, -1.0)  # when the scanner made a page PROT_NONE (ns)
     scanned: list[np.ndarray] = []  # pages the scanner marked since the last epoch's end
+    locality = [0, 0]  # hint faults on the CPUs' node and elsewhere in the scanner's pass
     monitor = Damon(found.footprint, damon, sim.rng) if damon else None
     regions: list[tuple[int, int, int, int]] = []  # the monitor's last aggregation
     cursor = [0]
@@ -220,6 +255,9 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
                 monitor.access(distinct)
             # first touch since the scanner marked a page: a hint fault
             faults = distinct[marked[distinct] >= 0] if scanner else distinct[:0]
+            on_cpus = kernel.numa.has_cpus[np.maximum(kernel.node[faults], 0)]
+            locality[0] += int(on_cpus.sum())
+            locality[1] += int(faults.size - on_cpus.sum())
             latency = sim.env.now - marked[faults]
             marked[faults] = -1.0
             reclaim = (kernel.vmstat()["pgdemote_direct"] - direct) * migration.cost
@@ -240,7 +278,8 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
             yield sim.env.timeout(row["duration_ns"])
             view = EpochView(ids, kernel, row, faults, latency, regions, sim.env.now,
                              migration, np.concatenate(scanned) if scanned
-                             else np.empty(0, np.int64))
+                             else np.empty(0, np.int64),
+                             scanner.period_max if scanner else math.inf)
             scanned.clear()
             limited = migrator.rate_limited
             done = _migrate(kernel, migrator, policy.moves(view), copies, sim.env.now,
@@ -263,11 +302,15 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
             run.accesses += len(ids)
 
     def scan():
-        """NUMA balancing's scanner: after ``delay``, every ``period`` the next ``pages``
-        of the address space (resident ones; in tiering mode not on top-tier nodes) are
-        made PROT_NONE, so their next access takes a hint fault."""
+        """NUMA balancing's scanner: after ``delay``, every period the next ``pages`` of
+        the address space (resident ones; in tiering mode not on top-tier nodes) are made
+        PROT_NONE, so their next access takes a hint fault; after each pass the period
+        adapts to the pass's faults (:meth:`Scanner.adapt`)."""
         yield sim.env.timeout(scanner.delay)
+        period, progress = None, 0
         while True:
+            low, high = scanner.bounds(int(placement.counts().sum()))
+            period = low if period is None else min(max(period, low), high)
             window = (cursor[0] + np.arange(min(scanner.pages, found.footprint))) \
                 % max(found.footprint, 1)
             cursor[0] = int(window[-1] + 1) if window.size else 0
@@ -277,7 +320,12 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
                 keep &= ~kernel.toptier[np.maximum(node, 0)]
             marked[window[keep]] = sim.env.now
             scanned.append(window[keep])
-            yield sim.env.timeout(scanner.period)
+            progress += window.size
+            if progress >= found.footprint:  # a pass ended: adapt the period
+                progress -= found.footprint
+                period = Scanner.adapt(period, low, high, *locality)
+                locality[:] = [0, 0]
+            yield sim.env.timeout(period)
 
     def monitor_loop():
         """The DAMON-style monitor's sampling and aggregation intervals."""

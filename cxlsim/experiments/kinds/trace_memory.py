@@ -45,7 +45,7 @@ from cxlsim.tiered.migration import MigrationParams
 from cxlsim.tiered.run import VMSTAT, Scanner, Survey, simulate, survey
 from cxlsim.traces import generate, open_trace
 from cxlsim.traces.generators import KINDS
-from cxlsim.units import Size, Time
+from cxlsim.units import Bandwidth, Size, Time
 
 #: The trace columns the run reads (and ``page_type`` when the trace has it).
 COLUMNS = ["addr", "op", "thread"]
@@ -77,11 +77,19 @@ class NumaBalancing(StrictModel):
 
     enabled: bool = Field(False, description="kernel.numa_balancing on: the scanner runs")
     scan_delay: Time = Field(1e9, description="numa_balancing_scan_delay_ms: the first scan")
-    scan_period: Time = Field(1e9, gt=0, description="numa_balancing_scan_period_min_ms: "
-                                                     "between scans (fixed here; the kernel "
-                                                     "adapts it)")
+    scan_period: Time = Field(1e9, gt=0, description=(
+        "numa_balancing_scan_period_min_ms: the shortest time for a pass over the "
+        "resident pages (each scan's period is this over the passes' windows of "
+        "scan_size, task_scan_min)"))
+    scan_period_max: Time = Field(60e9, gt=0, description=(
+        "numa_balancing_scan_period_max_ms: the longest (task_scan_max); after each pass "
+        "the period moves between the two by the faults' locality "
+        "(update_task_scan_period)"))
     scan_size: Size = Field(256 * 2**20, ge=4096, description="numa_balancing_scan_size_mb: "
                                                               "address space marked per scan")
+    max_scan_rate: Bandwidth = Field(2560 * 2**20, gt=0, description=(
+        "the fastest the scanner marks memory (MAX_SCAN_WINDOW, 2560 MB/s: a kernel "
+        "constant; a time-compressed run scales it with its periods)"))
     fault_cost: Time = Field(1000.0, ge=0, description=(
         "kernel time of one hint fault (assumption: a minor fault's entry, PTE fix-up and "
         "bookkeeping, about 1 us)"))
@@ -231,7 +239,9 @@ class TraceMemoryExperiment(MemoryExperiment):
         if not nb.enabled:
             return None
         return Scanner(nb.scan_delay, nb.scan_period, max(nb.scan_size // 4096, 1),
-                       self.kernel.numa_balancing_tiering, nb.fault_cost)
+                       self.kernel.numa_balancing_tiering, nb.fault_cost,
+                       max(nb.scan_period_max, nb.scan_period),
+                       nb.scan_size / nb.max_scan_rate * 1e9)
 
     def _damon(self) -> DamonParams | None:
         d = self.damon

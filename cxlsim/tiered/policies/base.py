@@ -37,8 +37,8 @@ class EpochView:
     statistics (its row of the run's epochs table: a policy may add columns of its own),
     the pages that took a NUMA hint fault with their fault latency (ns since the scanner
     marked them), the access monitor's latest regions, the simulated time at the epoch's
-    end (ns), the run's migration limits, and the pages the scanner marked during the
-    epoch (after its faults)."""
+    end (ns), the run's migration limits, the pages the scanner marked during the
+    epoch (after its faults), and the scanner's longest period."""
 
     pages: np.ndarray
     kernel: KernelMemory
@@ -50,6 +50,7 @@ class EpochView:
     now: float = 0.0
     migration: MigrationParams = field(default_factory=MigrationParams)
     scanned: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    scan_period_max: float = 60e9  # the scanner's numa_balancing_scan_period_max (ns)
 
     @property
     def placement(self) -> Placement:

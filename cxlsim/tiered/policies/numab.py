@@ -12,7 +12,8 @@ kernel/sched/fair.c) promotes it to the faulting CPU's node:
   -- and the candidates of the current second stay under the promotion rate limit
   (c6833e10008f; applied by :class:`~cxlsim.tiered.migration.Migrator` to every
   policy's promotions, ``migration.promote_rate_limit``);
-* every ``scan_period_max`` the threshold moves by a sixteenth of twice the default
+* every ``scan_period_max`` (the scanner's, ``numa_balancing.scan_period_max``) the
+  threshold moves by a sixteenth of twice the default
   (``numa_promotion_adjust_threshold``, c959924b0dc5): down (to at least that unit) when
   the period's candidates exceed 110 % of rate limit x period, up (to at most twice the
   default) when below 90 %.
@@ -54,12 +55,9 @@ class NumabParams(PolicyParams):
         "(numa_balancing_hot_threshold_ms, debugfs sched/numa_balancing/hot_threshold_ms, "
         "default 1000 ms; commit 33024536bafd)"))
     adjust_threshold: bool = Field(True, description=(
-        "adjust the threshold to the rate limit every scan_period_max "
+        "adjust the threshold to the rate limit every numa_balancing.scan_period_max "
         "(numa_promotion_adjust_threshold, commit c959924b0dc5; always on in the kernel: "
         "off is an ablation)"))
-    scan_period_max: Time = Field(60e9, gt=0, description=(
-        "the threshold-adjustment period (numa_balancing_scan_period_max_ms, default "
-        "60000 ms; the scanner's own adaptive period is not modelled)"))
     enough_free: Size = Field(2**30, ge=0, description=(
         "promotion skips the hotness check while the target's free pages exceed "
         "WMARK_PROMO plus the larger of this and a sixteenth of the node "
@@ -101,7 +99,8 @@ class NumabTiering(Static):
             self.threshold = 0.0
         rest, latency = faults[plenty:], latency[plenty:]
         if rest.size and p.adjust_threshold:
-            self._adjust(epoch.now, epoch.migration.promote_rate_limit)
+            self._adjust(epoch.now, epoch.migration.promote_rate_limit,
+                         epoch.scan_period_max)
         hot = rest[latency < self.hot_threshold]
         self.candidates += hot.size
         epoch.stats["pgpromote_candidate"] = int(hot.size)
@@ -114,10 +113,10 @@ class NumabTiering(Static):
         """The hot threshold in force (ns)."""
         return self.threshold or self.params.hot_threshold
 
-    def _adjust(self, now: float, rate_limit: float | None) -> None:
+    def _adjust(self, now: float, rate_limit: float | None, period: float) -> None:
         """``numa_promotion_adjust_threshold`` at ``now`` (ns), the rate limit in B/s
-        (None: unlimited, so the threshold only rises)."""
-        period = self.params.scan_period_max
+        (None: unlimited, so the threshold only rises), every ``period`` ns (the
+        scanner's scan_period_max)."""
         if now - self.window_start <= period:
             return
         default = self.params.hot_threshold
