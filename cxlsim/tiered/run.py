@@ -217,6 +217,7 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
     moved = _moves(kernel)          # pages moved out of / into each node so far
     allocs = kernel.per_node("pgalloc")  # pages allocated on each node so far
     marked = np.full(found.footprint, -1.0)  # when the scanner made a page PROT_NONE (ns)
+    armed = np.zeros(found.footprint, bool)  # PROT_NONE now (a byte a page: a fast check)
     scanned: list[np.ndarray] = []  # pages the scanner marked since the last epoch's end
     locality = [0, 0]  # hint faults on the CPUs' node and elsewhere in the scanner's pass
     monitor = Damon(found.footprint, damon, sim.rng) if damon else None
@@ -254,12 +255,12 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
             if monitor is not None:
                 monitor.access(distinct)
             # first touch since the scanner marked a page: a hint fault
-            faults = distinct[marked[distinct] >= 0] if scanner else distinct[:0]
+            faults = distinct[armed[distinct]] if scanner else distinct[:0]
             on_cpus = kernel.numa.has_cpus[np.maximum(kernel.node[faults], 0)]
             locality[0] += int(on_cpus.sum())
             locality[1] += int(faults.size - on_cpus.sum())
             latency = sim.env.now - marked[faults]
-            marked[faults] = -1.0
+            marked[faults], armed[faults] = -1.0, False
             reclaim = (kernel.vmstat()["pgdemote_direct"] - direct) * migration.cost
             stall = reclaim + faults.size * (scanner.fault_cost if scanner else 0.0) \
                 + owed_task[0]
@@ -318,7 +319,7 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
             keep = node >= 0
             if scanner.tiering:
                 keep &= ~kernel.toptier[np.maximum(node, 0)]
-            marked[window[keep]] = sim.env.now
+            marked[window[keep]], armed[window[keep]] = sim.env.now, True
             scanned.append(window[keep])
             progress += window.size
             if progress >= found.footprint:  # a pass ended: adapt the period
