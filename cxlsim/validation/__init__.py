@@ -51,7 +51,7 @@ def targets() -> list[dict[str, str]]:
 
 
 #: Modules of this package whose checks register when imported, a family each.
-CHECK_MODULES = ("checks", "hmsdk", "tpp")
+CHECK_MODULES = ("tpp", "hmsdk", "checks")  # the longest first: they start first
 
 
 def registered_checks() -> list[tuple[tuple[str, ...], Check]]:

@@ -110,7 +110,6 @@ _WHY_DEFAULT = ("the default-Linux loss follows from where the workload model's 
                 "modelled expander; neither is fitted")
 
 
-@check("T6.1", "T6.2", "T6.3", "T6.3b", "T6.3c", "T6.3d")
 def tpp_two_to_one(quick: bool) -> dict[str, Outcome]:
     """Web1, Cache1, Cache2 and Data Warehouse at 2:1 (experiments/tpp-2to1.yaml)."""
     file = "tpp-2to1.yaml"
@@ -133,7 +132,6 @@ def tpp_two_to_one(quick: bool) -> dict[str, Outcome]:
     return out
 
 
-@check("T6.4", "T6.5")
 def tpp_one_to_four(quick: bool) -> dict[str, Outcome]:
     """Cache1 and Cache2 at 1:4 (experiments/tpp-1to4.yaml)."""
     why = ("at 1:4 the models' hot sets (every hot page equally hot) exceed DRAM, so TPP "
@@ -145,7 +143,6 @@ def tpp_one_to_four(quick: bool) -> dict[str, Outcome]:
     return out
 
 
-@check("T6.6", "T6.7", "T6.7b")
 def tpp_versus_others(quick: bool) -> dict[str, Outcome]:
     """NUMA balancing (normal mode) and AutoTiering on Web1 at 2:1 and Cache1 at 1:4, and
     TPP's throughput over each (experiments/tpp-2to1.yaml, tpp-1to4.yaml)."""
@@ -174,7 +171,6 @@ def tpp_versus_others(quick: bool) -> dict[str, Outcome]:
     return {"T6.6": t66, "T6.7": t67, "T6.7b": t67b}
 
 
-@check("T6.7c", "T6.8", "T6.9")
 def tpp_ablation(quick: bool) -> dict[str, Outcome]:
     """TPP's mechanisms one at a time (experiments/tpp-ablation.yaml: Cache1 at 1:4;
     page-type-aware allocation also on Web1 at 2:1 and Cache2 at 1:4)."""
@@ -210,7 +206,6 @@ def tpp_ablation(quick: bool) -> dict[str, Outcome]:
     return {"T6.7c": t67c, "T6.8": t68, "T6.9": t69}
 
 
-@check("T6.10")
 def tpp_latency(quick: bool) -> dict[str, Outcome]:
     """Cache2 at 2:1 with the CXL idle latency from about 220 to 300 ns
     (experiments/tpp-latency.yaml): the hot pages left on CXL, TPP and default Linux."""
@@ -234,3 +229,15 @@ def tpp_latency(quick: bool) -> dict[str, Outcome]:
         "no hot page on CXL because the model's hot set fits in DRAM at 2:1 and every hot "
         "page faults in every scan; default Linux's share is where the model's start "
         "put the hot pages"))}
+
+
+@check("T6.1", "T6.2", "T6.3", "T6.3b", "T6.3c", "T6.3d", "T6.4", "T6.5", "T6.6", "T6.7",
+       "T6.7b", "T6.7c", "T6.8", "T6.9", "T6.10")
+def tpp_family(quick: bool) -> dict[str, Outcome]:
+    """Every T6 row, in one process: the rows share their runs (the all-local baselines,
+    TPP's own), which :func:`_run` computes once."""
+    out: dict[str, Outcome] = {}
+    for part in (tpp_two_to_one, tpp_one_to_four, tpp_versus_others, tpp_ablation,
+                 tpp_latency):
+        out.update(part(quick))
+    return out
