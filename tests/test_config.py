@@ -674,3 +674,17 @@ def test_deep_nesting_is_refused(text, where):
 def test_deep_toml_is_refused():
     with pytest.raises(InputError, match=r"deep\.toml: nested too deeply"):
         parse_toml("x = " + "[" * 5000 + "]" * 5000, "deep.toml")
+
+
+def test_a_parsed_yaml_text_is_reused_but_each_document_is_its_own():
+    """parse_yaml parses one text once; a caller changing its data changes nobody else's."""
+    from cxlsim.config.source import _parsed_yaml, parse_yaml
+
+    text = "a: {b: [1, 2]}\nc: 3\n"
+    first = parse_yaml(text, "same.yaml")
+    hits = _parsed_yaml.cache_info().hits
+    second = parse_yaml(text, "same.yaml")
+    assert _parsed_yaml.cache_info().hits == hits + 1
+    first.data["a"]["b"].append(99)
+    assert second.data == {"a": {"b": [1, 2]}, "c": 3}
+    assert parse_yaml(text, "same.yaml").data["a"]["b"] == [1, 2]

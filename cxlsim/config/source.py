@@ -7,8 +7,10 @@ use that map to name the file, the line and the column of the offending value.
 
 from __future__ import annotations
 
+import copy
 import sys
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -133,12 +135,21 @@ def _check_toml_depth(data: dict, source: str) -> None:
 
 
 def parse_yaml(text: str, source: str) -> Document:
-    """Parse one YAML document, recording the line and column of every key and item."""
-    locations: dict[KeyPath, Location] = {}
-    data = _yaml_data(text, source, locations)
+    """Parse one YAML document, recording the line and column of every key and item.
+
+    The same text from the same source is parsed once (a sweep's points read the same
+    topology and preset files again and again; the pure-Python parser is the slow part):
+    each call gets its own copy of the data."""
+    data, locations = _parsed_yaml(text, source)
     if data is None:
         return Document({}, source, {(): Location(source)})
-    return Document(data, source, locations)
+    return Document(copy.deepcopy(data), source, dict(locations))
+
+
+@lru_cache(maxsize=256)
+def _parsed_yaml(text: str, source: str) -> tuple[Any, dict[KeyPath, Location]]:
+    locations: dict[KeyPath, Location] = {}
+    return _yaml_data(text, source, locations), locations
 
 
 def yaml_value(text: str, source: str) -> Any:
