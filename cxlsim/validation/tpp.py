@@ -231,13 +231,14 @@ def tpp_latency(quick: bool) -> dict[str, Outcome]:
         "put the hot pages"))}
 
 
-@check("T6.1", "T6.2", "T6.3", "T6.3b", "T6.3c", "T6.3d", "T6.4", "T6.5", "T6.6", "T6.7",
-       "T6.7b", "T6.7c", "T6.8", "T6.9", "T6.10")
-def tpp_family(quick: bool) -> dict[str, Outcome]:
-    """Every T6 row, in one process: the rows share their runs (the all-local baselines,
-    TPP's own), which :func:`_run` computes once."""
-    out: dict[str, Outcome] = {}
-    for part in (tpp_two_to_one, tpp_one_to_four, tpp_versus_others, tpp_ablation,
-                 tpp_latency):
-        out.update(part(quick))
-    return out
+@check("T6.1", "T6.2", "T6.3", "T6.3b", "T6.3c", "T6.3d", "T6.6", "T6.7", "T6.7b", "T6.10")
+def tpp_two_to_one_family(quick: bool) -> dict[str, Outcome]:
+    """The rows at 2:1 (and T6.6-T6.7b, which share their runs), in one process: the
+    runs they share are computed once (:func:`_run`)."""
+    return {**tpp_two_to_one(quick), **tpp_versus_others(quick), **tpp_latency(quick)}
+
+
+@check("T6.4", "T6.5", "T6.7c", "T6.8", "T6.9")
+def tpp_one_to_four_family(quick: bool) -> dict[str, Outcome]:
+    """The rows at 1:4 and the ablations, in a second process beside the first."""
+    return {**tpp_one_to_four(quick), **tpp_ablation(quick)}
