@@ -73,6 +73,8 @@ class DecEvalFlowsExperiment(_DecEvalBase):
         model = self.model()
         stages = model.stage_times().values()
         metrics["pipeline_closed_form_s"] = t_app(len(stages), self.app.chunks, max(stages)) / 1e9
+        if not self.figures:
+            return RunResult(self.name, self, metrics, {"flows": table}, {})
         long = table.melt(id_vars="flow", value_vars=["fpga_s", "transfers_s", "gpu_s"],
                           var_name="part", value_name="seconds")
         fig = px.bar(long, x="flow", y="seconds", color="part",
@@ -103,8 +105,9 @@ class DecEvalChunksExperiment(_DecEvalBase):
             metrics[f"best_chunk_MB_{flow}"] = float(best["chunk_MB"])
             metrics[f"best_app_s_{flow}"] = float(best["app_s"])
         figs = {}
-        for y, title in (("app_s", "Application time vs chunk size"),
-                         ("transfers_s", "Total transfer time vs chunk size")):
+        plots = (("app_s", "Application time vs chunk size"),
+                 ("transfers_s", "Total transfer time vs chunk size"))
+        for y, title in plots if self.figures else ():
             fig = px.line(table, x="chunk_MB", y=y, color="flow", log_x=True, markers=True,
                           title=title, labels={"chunk_MB": "chunk size (MB)", y: "seconds"})
             fig.update_layout(template="plotly_white")
