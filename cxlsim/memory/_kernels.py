@@ -142,6 +142,18 @@ def prefetch_page(vaddrs: np.ndarray, i: int, va_base: int, page_shift: int,
 
 
 
+@njit(cache=True, inline="always")
+def reference(ref: int, walk: int, va: int, page: int, frames: np.ndarray,
+              nodes: np.ndarray, page_shift: int, offset_mask: int, levels: int,
+              table_base: np.ndarray, table_node: int, line_shift: int) -> tuple:
+    """Reference ``ref`` of an access: the walk's entries first (``walk`` of them, none
+    after a TLB hit), then the data: (kind 1 walk / 0 data, memory node, line)."""
+    if ref < walk:
+        entry = pte_address(va, ref, levels, page_shift, table_base)
+        return 1, table_node, entry >> line_shift
+    return 0, nodes[page], ((frames[page] << page_shift) | (va & offset_mask)) >> line_shift
+
+
 @njit(cache=True)
 def access_chunk(vaddrs, frames, nodes, va_base, page_shift, table_base, table_node,
                  state, tlbs, tlb_ns, caches, cache_ns, line_shift, memory_ns,
@@ -199,12 +211,9 @@ def access_chunk(vaddrs, frames, nodes, va_base, page_shift, table_base, table_n
         # The walk's references (if every TLB level missed), then the data reference.
         walk = levels if t == n_tlb else 0
         for ref in range(walk + 1):
-            if ref < walk:
-                kind, node = 1, table_node
-                line = pte_address(va, ref, levels, page_shift, table_base) >> line_shift
-            else:
-                kind, node = 0, nodes[page]
-                line = ((frames[page] << page_shift) | (va & offset_mask)) >> line_shift
+            kind, node, line = reference(ref, walk, va, page, frames, nodes, page_shift,
+                                         offset_mask, levels, table_base, table_node,
+                                         line_shift)
             served = n_cache
             for c in range(n_cache):  # inline: a helper function here runs 3x slower
                 if lookup(state, caches[c, 0], caches[c, 1], caches[c, 2], caches[c, 3], line):
@@ -282,12 +291,9 @@ def private_pass(vaddrs, frames, nodes, va_base, page_shift, table_base, table_n
         tlb_counts[t] += 1
         walk = levels if t == n_tlb else 0
         for ref in range(walk + 1):
-            if ref < walk:
-                kind, node = 1, table_node
-                line = pte_address(va, ref, levels, page_shift, table_base) >> line_shift
-            else:
-                kind, node = 0, nodes[page]
-                line = ((frames[page] << page_shift) | (va & offset_mask)) >> line_shift
+            kind, node, line = reference(ref, walk, va, page, frames, nodes, page_shift,
+                                         offset_mask, levels, table_base, table_node,
+                                         line_shift)
             served = split
             for c in range(split):
                 if lookup(state, caches[c, 0], caches[c, 1], caches[c, 2], caches[c, 3], line):
