@@ -249,3 +249,30 @@ def test_a_streaming_tally_holds_at_most_a_block():
 def test_keep_samples_false_makes_streaming_tallies():
     assert isinstance(StatsRegistry(keep_samples=False).tally("a.b"), StreamingTally)
     assert type(StatsRegistry().tally("a.b")) is Tally
+
+
+@given(st.lists(st.tuples(st.floats(0, 1e3), st.floats(0, 100)), max_size=60),
+       st.floats(0, 100), st.integers(1, 5), st.booleans())
+def test_record_many_is_record_in_turn(samples, warmup, block, streaming):
+    """A streamed source's bulk recording keeps the same samples, and a streaming tally
+    folds at the same sample counts, as recording them one by one."""
+    import cxlsim.engine.stats as stats
+
+    values = np.array([v for v, _ in samples], float)
+    times = np.array([t for _, t in samples], float)
+    cls = StreamingTally if streaming else Tally
+    one, bulk = cls(warmup), cls(warmup)
+    old = stats.BLOCK
+    stats.BLOCK = block
+    try:
+        for v, t in samples:
+            one.record(v, t)
+        bulk.record_many(values[: len(values) // 2], times[: len(values) // 2])
+        bulk.record_many(values[len(values) // 2:], times[len(values) // 2:])
+    finally:
+        stats.BLOCK = old
+    assert one.count == bulk.count
+    assert list(one._values) == list(bulk._values)
+    if streaming:
+        assert one._summed() == bulk._summed() or one.count == 0
+        assert one._bins == bulk._bins

@@ -18,42 +18,72 @@ import numpy as np
 
 from cxlsim.engine import Component, call_later
 from cxlsim.protocol.mem import MemPath, Transaction
+from cxlsim.protocol.stream import SLOTS, Source
 
 
-class MissSlots(Component):
-    """``slots`` outstanding reads over ``paths`` (name -> path) chosen by ``shares``."""
+class MissSlots(Source):
+    """``slots`` outstanding reads over ``paths`` (name -> path) chosen by ``shares``.
+
+    The target of each miss is drawn up front from the component's own random stream;
+    alone on exclusive paths the whole run is computed at once
+    (:mod:`cxlsim.protocol.stream`).
+    """
+
+    kind = SLOTS
 
     def __init__(self, sim: Any, name: str, paths: Mapping[str, MemPath],
                  shares: Mapping[str, float], slots: int, count: int, gap: float = 0.0,
                  parent: Component | None = None) -> None:
-        super().__init__(sim, name, parent=parent)
         if slots < 1 or count < 1 or gap < 0:
             raise ValueError("need slots >= 1, count >= 1 and gap >= 0")
         unknown = set(shares) - set(paths)
         if unknown or not shares:
             raise ValueError(f"shares name unknown paths {sorted(unknown)}")
-        self._names = list(shares)
-        weights = np.array([shares[n] for n in self._names], dtype=float)
-        self._cdf = np.cumsum(weights / weights.sum())
-        self._paths = [paths[n] for n in self._names]
-        self._gap, self._left, self._rng = gap, count, sim.rng
-        self.completed = {n: self.counter(f"completed.{n}") for n in self._names}
+        names = list(shares)
+        super().__init__(sim, name, [paths[n] for n in names], count, parent)
+        self._names = names
+        weights = np.array([shares[n] for n in names], dtype=float)
+        self.cdf = np.cumsum(weights / weights.sum())
+        self.slots, self.gap = slots, gap
+        self.completed = {n: self.counter(f"completed.{n}") for n in names}
         self.latency = self.tally("latency")
-        for _ in range(min(slots, count)):
+
+    def _draw(self) -> tuple[np.ndarray, np.ndarray]:
+        """One uniform per miss choosing its path (none needed for one path)."""
+        n = self.count if len(self.paths) > 1 else 0
+        return self.rng.random(n), np.zeros(n, bool)
+
+    def _begin(self) -> None:
+        self._choices = self._draw()[0].tolist()
+        self._drawn = 0
+        self._left = self.count  # misses not yet scheduled
+        for _ in range(min(self.slots, self.count)):
+            self._left -= 1
             self._issue()
 
     def _issue(self) -> None:
-        self._left -= 1
-        k = int(np.searchsorted(self._cdf, self._rng.random(), side="right"))
-        k = min(k, len(self._paths) - 1)
-        self._paths[k].read(lambda txn, k=k: self._done(k, txn))
+        k = 0
+        if self._choices:
+            u = self._choices[self._drawn]
+            self._drawn += 1
+            k = min(int(np.searchsorted(self.cdf, u, side="right")), len(self.paths) - 1)
+        self.paths[k].read(lambda txn, k=k: self._done(k, txn))
 
     def _done(self, k: int, txn: Transaction) -> None:
         now = self.env.now
         self.completed[self._names[k]].add()
         self.latency.record(txn.latency, now)
         if self._left > 0:
-            if self._gap:
-                call_later(self.env, self._gap, lambda _: self._issue())
+            self._left -= 1
+            if self.gap:
+                call_later(self.env, self.gap, lambda _: self._issue())
             else:
                 self._issue()
+
+    def _deliver(self, done: dict[str, np.ndarray]) -> None:
+        time = done["time"]
+        self.latency.record_many(done["latency"], time)
+        chosen = np.bincount(done["path"][time >= self.sim.stats.warmup],
+                             minlength=len(self._names))
+        for name, n in zip(self._names, chosen.tolist()):
+            self.completed[name].add(n)

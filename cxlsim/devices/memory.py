@@ -41,7 +41,7 @@ class MemoryBackend(Component):
         p = self.params
         self._latency = p.controller_latency + p.media_latency
         self._ns_per_byte = 1e9 / p.media_bandwidth if p.media_bandwidth else 0.0
-        self._controller_free = 0.0
+        self.controller_free = 0.0
         self.free_at = 0.0
         self.accesses = 0
         self.users = 0
@@ -60,11 +60,16 @@ class MemoryBackend(Component):
         """Requests the controller holds at once (None: unlimited)."""
         return self.params.request_buffer
 
+    def timing(self) -> tuple[float, float, float]:
+        """(request_time, ns per byte of media, latency after the media): what
+        :meth:`access` computes with, for the compiled stream (:mod:`cxlsim.protocol.stream`)."""
+        return self.params.request_time, self._ns_per_byte, self._latency
+
     def access(self, size: int, now: float) -> float:
         """Serve ``size`` bytes arriving at ``now``; return when the data is ready."""
         if self.params.request_time:
-            now = max(now, self._controller_free) + self.params.request_time
-            self._controller_free = now
+            now = max(now, self.controller_free) + self.params.request_time
+            self.controller_free = now
         start = now if now > self.free_at else self.free_at
         self.free_at = start + size * self._ns_per_byte
         self.accesses += 1

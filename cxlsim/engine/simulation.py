@@ -24,16 +24,21 @@ class Simulation:
     fix the random stream (see :func:`~cxlsim.engine.rng.make_rng`). Time is in ns.
     Counters are zeroed at ``warmup``; tallies and levels ignore earlier samples. With
     ``keep_samples=False`` tallies stream (flat memory, summaries and percentiles only).
+    ``streaming``: traffic sources alone on exclusive paths are computed in one compiled
+    pass when the run goes to its end (:mod:`cxlsim.protocol.stream`; the same results
+    to the bit); False keeps one event per message, e.g. to check that.
     """
 
     def __init__(self, seed: int = 0, point: int = 0, warmup: float = 0.0,
-                 keep_samples: bool = True) -> None:
+                 keep_samples: bool = True, streaming: bool = True) -> None:
         self.seed = seed
         self.point = point
         self.env = simpy.Environment()
         self.rng = make_rng(seed, point)
         self.stats = StatsRegistry(warmup, keep_samples)
         self.components: list[Component] = []
+        self.streaming = streaming
+        self.to_the_end = False  # the current run() has no ``until``
         if warmup > 0:
             # URGENT: warm-up ends before anything else due at that instant, so counters
             # agree with the ``now >= warmup`` rule of tallies and levels.
@@ -46,7 +51,11 @@ class Simulation:
 
     def run(self, until: float | simpy.Event | None = None) -> None:
         """Run until ``until`` (a time or an event), or until no events are left."""
-        self.env.run(until=until)
+        self.to_the_end = until is None
+        try:
+            self.env.run(until=until)
+        finally:
+            self.to_the_end = False
 
     def walk(self) -> Iterator[Component]:
         """Every component of the run, depth first."""

@@ -72,6 +72,13 @@ class Tally:
         if now >= self._warmup:
             self._values.append(value)
 
+    def record_many(self, values: np.ndarray, times: np.ndarray) -> None:
+        """:meth:`record` each of ``values`` observed at the matching ``times``, in order."""
+        self._extend(np.ascontiguousarray(values[times >= self._warmup], dtype=float))
+
+    def _extend(self, kept: np.ndarray) -> None:
+        self._values.frombytes(kept.tobytes())
+
     def values(self) -> np.ndarray:
         """The kept samples as a new float array, in recording order."""
         return np.array(self._values, dtype=float)
@@ -147,6 +154,14 @@ class StreamingTally(Tally):
     def record(self, value: float, now: float) -> None:
         if now >= self._warmup:
             self._values.append(value)
+            if len(self._values) >= BLOCK:
+                self._fold()
+
+    def _extend(self, kept: np.ndarray) -> None:
+        while kept.size:  # fold at the same sample counts as record() does
+            room = BLOCK - len(self._values)
+            self._values.frombytes(kept[:room].tobytes())
+            kept = kept[room:]
             if len(self._values) >= BLOCK:
                 self._fold()
 

@@ -182,6 +182,16 @@ class LinkDirection(Component):
         """One in-order sender and no monitors: messages may be reserved ahead of time."""
         return self.users == 1 and not self._monitor
 
+    @property
+    def error_free(self) -> bool:
+        """No bit errors: a message's serialization time is fixed (no random replays)."""
+        return not self._p_flit_error
+
+    @property
+    def cachemem_ns_per_byte(self) -> float:
+        """Serialization time of a CXL.cachemem byte (retry cap and ``cxl_penalty`` in)."""
+        return self._ns_per_byte
+
     def reserve(self, wire_bytes: float, at: float, stack: int = CACHEMEM) -> float:
         """Serialize a message that reaches the port at ``at`` (FIFO); return its delivery time.
 

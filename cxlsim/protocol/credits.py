@@ -31,6 +31,19 @@ class CreditPool:
         self._waking = False
         self.stalls = 0
 
+    @property
+    def in_use(self) -> bool:
+        """Some credit is taken or on its way back, or someone waits for one."""
+        return self.available < self.credits or bool(self._returns) or bool(self._waiting)
+
+    def pending_returns(self) -> list[float]:
+        """Times of the credits on their way back, as a heap (earliest first)."""
+        return list(self._returns)
+
+    def restore(self, available: int, stalls: int, returns: list[float]) -> None:
+        """Set the state a computed stream left (no one waiting; ``returns`` a heap)."""
+        self.available, self.stalls, self._returns = available, stalls, returns
+
     def take(self, then: Callable[[Any], None], arg: Any = None) -> None:
         """Call ``then(arg)`` as soon as a credit is available (now, if one is)."""
         self._collect()

@@ -51,6 +51,8 @@ class MemPath(Route):
         device.claim()
         self._credit_return = sum(lat + link.latency for lat, link in up) + tail_up
         self._head = down[0][0]
+        self.sources: list = []  # traffic sources attached (cxlsim.protocol.stream)
+        self.streamed_until = -1.0  # end of a stream computed at once (see read())
 
         def steps(request: str, response: str) -> tuple:
             return (*link_steps(down, wire[request], tail_down),
@@ -62,15 +64,46 @@ class MemPath(Route):
 
     def read(self, done: Callable[[Transaction], None], size: int = 64) -> Transaction:
         """Issue a MemRd now."""
+        self._check_streamed()
         txn = Transaction(self.env.now, size, "read", done)
         self.req_credits.take(self._start, txn)
         return txn
 
     def write(self, done: Callable[[Transaction], None], size: int = 64) -> Transaction:
         """Issue a MemWr now."""
+        self._check_streamed()
         txn = Transaction(self.env.now, size, "write", done)
         self.rwd_credits.take(self._start, txn)
         return txn
+
+    def _check_streamed(self) -> None:
+        if self.env.now < self.streamed_until:
+            raise RuntimeError(
+                f"this path's sources were computed at once up to t={self.streamed_until:g} "
+                f"ns, so a request issued directly at t={self.env.now:g} cannot join their "
+                "queues; build the Simulation with streaming=False to mix them")
+
+    @property
+    def streamable(self) -> bool:
+        """Never used yet, and every stage exclusive to it and deterministic (no bit
+        errors): its sources' whole run can be computed at once."""
+        links = [step[1] for step in self._read if step[0] is not SERVE]
+        device = self.device
+        return (self.completed == 0 and not self.req_credits.in_use
+                and not self.rwd_credits.in_use
+                and all(link.exclusive and link.error_free for link in links)
+                and device.exclusive and hasattr(device, "timing"))
+
+    def route(self) -> tuple[float, list, Any, float, list, tuple[float, ...], float, bool]:
+        """(latency before the first link, [(down link, latency after)], device, latency
+        after the device, [(up link, latency after)], wire bytes of (Req, RwD, NDR, DRS),
+        credit return latency, credits held to completion): the path as data."""
+        serve = next(k for k, step in enumerate(self._read) if step[0] is SERVE)
+        down = [(step[1], step[3]) for step in self._read[:serve]]
+        up = [(step[1], step[3]) for step in self._read[serve + 1:]]
+        wire = (self._read[0][2], self._write[0][2], self._write[-1][2], self._read[-1][2])
+        return (self._head, down, self.device, self._read[serve][3], up, wire,
+                self._credit_return, self._held)
 
     def _start(self, txn: Transaction) -> None:
         steps = self._write if txn.op == "write" else self._read

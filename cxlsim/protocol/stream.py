@@ -1,0 +1,186 @@
+"""Traffic sources whose whole run is computed in one compiled pass when nothing else
+can touch their paths.
+
+A :class:`Source` (:class:`~cxlsim.devices.requester.PoissonRequester`,
+:class:`~cxlsim.devices.core.MissSlots`) attaches to the
+:class:`~cxlsim.protocol.mem.MemPath` objects it sends on and starts at an event at
+time 0. There it looks at its *group*, the sources linked to it through shared paths:
+if the simulation streams, the run goes to its end and every path of the group is
+:attr:`~cxlsim.protocol.mem.MemPath.streamable` (unused so far; links exclusive to it,
+unmonitored, without bit errors; its device exclusive), the group's every arrival,
+credit wait, link and device reservation and completion is computed at once by
+:func:`~cxlsim.protocol._stream_kernel.run_stream`, which replays the event path's
+arithmetic and event order exactly. The link, device, credit and path state is then
+where the events would have left it, and the statistics are handed to the sources by
+one event at the time of the last completion. Otherwise each source runs on events.
+Either way a source's random draws come from its own stream, drawn up front, so both
+ways see the same numbers and give the same results to the bit (``tests/test_stream.py``).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from cxlsim.engine import Component, call_later
+from cxlsim.link.direction import CACHEMEM
+
+_order = itertools.count()
+
+#: Bytes of every request of a source.
+REQUEST_BYTES = 64
+#: Source kinds: an open-loop Poisson stream, a closed loop of miss slots.
+POISSON, SLOTS = 0, 1
+
+
+class Source(Component):
+    """A component issuing CXL.mem requests on ``paths``, on events or streamed.
+
+    Subclasses set :attr:`kind` and :attr:`count`, draw their random numbers in
+    :meth:`_draw` (from :attr:`rng`, their own stream), run on events from
+    :meth:`_begin`, and take streamed results in :meth:`_deliver`.
+    """
+
+    kind: int
+    slots: int = 0
+    gap: float = 0.0
+    cdf: np.ndarray | None = None
+
+    def __init__(self, sim: Any, name: str, paths: Sequence[Any], count: int,
+                 parent: Component | None = None) -> None:
+        if count < 1:
+            raise ValueError(f"a source needs at least one request, not {count}")
+        super().__init__(sim, name, parent=parent)
+        self.paths = list(paths)
+        self.count = count
+        self.rng = sim.rng.spawn(1)[0]
+        self._order = next(_order)
+        self._mode: str | None = None
+        for path in self.paths:
+            path.sources.append(self)
+        call_later(self.env, 0.0, self._launch)
+
+    def _draw(self) -> tuple[np.ndarray, np.ndarray]:
+        """(draws, write flags) of the whole run, from :attr:`rng`."""
+        raise NotImplementedError
+
+    def _begin(self) -> None:
+        """Start on events (at the launch event)."""
+        raise NotImplementedError
+
+    def _deliver(self, done: dict[str, np.ndarray]) -> None:
+        """Record this source's completions (``time``, ``latency``, ``write``, ``path``)."""
+        raise NotImplementedError
+
+    def _launch(self, _event: Any) -> None:
+        if self._mode is None:
+            group = _group(self)
+            mode = "stream" if _streamable(self.sim, group) else "events"
+            for source in group:
+                source._mode = mode
+            if mode == "stream":
+                _stream(self.sim, group)
+        if self._mode == "events":
+            self._begin()
+
+
+def _group(source: Source) -> list[Source]:
+    """The sources reachable from ``source`` through shared paths, in creation order."""
+    seen, todo = {id(source): source}, [source]
+    while todo:
+        for path in todo.pop().paths:
+            for other in path.sources:
+                if id(other) not in seen:
+                    seen[id(other)] = other
+                    todo.append(other)
+    return sorted(seen.values(), key=lambda s: s._order)
+
+
+def _streamable(sim: Any, group: list[Source]) -> bool:
+    if not (getattr(sim, "streaming", False) and getattr(sim, "to_the_end", False)):
+        return False
+    paths = {id(p): p for s in group for p in s.paths}.values()
+    return all(path.streamable for path in paths)
+
+
+def _stream(sim: Any, group: list[Source]) -> None:
+    """Compute the group's run at once; hand over the results at its last event."""
+    from cxlsim.protocol import _stream_kernel as K
+
+    paths = list({id(p): p for s in group for p in s.paths}.values())
+    path_index = {id(p): k for k, p in enumerate(paths)}
+    links: dict[int, Any] = {}
+    devices: dict[int, Any] = {}
+    pools: dict[int, Any] = {}
+
+    def index(table: dict[int, Any], obj: Any) -> int:
+        return table.setdefault(id(obj), (len(table), obj))[0]
+
+    stage_link, stage_after, paths_f, paths_i = [], [], [], []
+    for path in paths:
+        head, down, device, after_device, up, wire, credit_return, held = path.route()
+        spans = []
+        for hops in (down, up):
+            spans.append(len(stage_link))
+            for link, after in hops:
+                stage_link.append(index(links, link))
+                stage_after.append(after)
+            spans.append(len(stage_link))
+        paths_f.append((head, after_device, credit_return, *wire))
+        paths_i.append((index(devices, device), held, index(pools, path.req_credits),
+                        index(pools, path.rwd_credits), *spans, 0))
+    link_objs, dev_objs, pool_objs = ([v[1] for v in t.values()]
+                                      for t in (links, devices, pools))
+    link_t = np.array([(lk.cachemem_ns_per_byte, lk.latency, lk.free_at, lk.busy_ns,
+                        lk.sent_bytes[CACHEMEM]) for lk in link_objs], float)
+    dev_t = np.array([(rt, d.controller_free, nspb, d.free_at, lat, d.accesses)
+                      for d in dev_objs for rt, nspb, lat in [d.timing()]], float)
+    offsets = np.cumsum([0] + [c.credits for c in pool_objs])
+    ret = np.zeros(int(offsets[-1]), float)
+    pool_t = np.zeros((len(pool_objs), 7), np.int64)
+    for k, c in enumerate(pool_objs):
+        pending = c.pending_returns()
+        ret[offsets[k]:offsets[k] + len(pending)] = pending
+        pool_t[k] = (c.available, offsets[k], len(pending), 0, c.stalls, -1, -1)
+    net = (link_t, dev_t, np.array(paths_f, float), np.array(paths_i, np.int64),
+           np.array(stage_link, np.int64), np.array(stage_after, float), pool_t, ret)
+
+    draws, writes, src_paths, cdf, srcs = [], [], [], [], []
+    at = 0
+    for s in group:
+        d, w = s._draw()
+        draws.append(d)
+        writes.append(w)
+        srcs.append((s.kind, s.count, s.slots, at, len(src_paths),
+                     len(src_paths) + len(s.paths)))
+        at += len(d)
+        src_paths.extend(path_index[id(p)] for p in s.paths)
+        cdf.extend(s.cdf if s.cdf is not None else [1.0])
+    last, out_i, out_f = K.run_stream(
+        float(sim.env.now), REQUEST_BYTES, net, np.array(srcs, np.int64),
+        np.array([s.gap for s in group], float), np.concatenate(draws).astype(float),
+        np.concatenate(writes).astype(np.bool_), np.array(src_paths, np.int64),
+        np.array(cdf, float))
+
+    for lk, row in zip(link_objs, link_t.tolist()):
+        lk.free_at, lk.busy_ns, lk.sent_bytes[CACHEMEM] = row[K.L_FREE], row[K.L_BUSY], row[K.L_SENT]
+    for d, row in zip(dev_objs, dev_t.tolist()):
+        d.controller_free, d.free_at, d.accesses = row[K.D_CTRL], row[K.D_FREE], int(row[K.D_ACC])
+    for k, c in enumerate(pool_objs):
+        c.restore(int(pool_t[k, K.C_AVAIL]), int(pool_t[k, K.C_STALLS]),
+                  ret[offsets[k]:offsets[k] + pool_t[k, K.C_CNT]].tolist())
+    for path, done in zip(paths, net[3][:, K.P_DONE].tolist()):
+        path.completed += done
+        path.streamed_until = last
+
+    def deliver(_event: Any) -> None:
+        for k, s in enumerate(group):
+            mine = out_i[:, 0] == k if len(group) > 1 else slice(None)
+            code = out_i[mine, 1]
+            s._deliver({"path": code >> 1, "write": (code & 1).astype(bool),
+                        "time": out_f[mine, 0], "latency": out_f[mine, 1]})
+
+    call_later(sim.env, last - sim.env.now, deliver)
