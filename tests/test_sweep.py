@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pandas as pd
@@ -18,7 +19,7 @@ from cxlsim.config import parse_assignment
 from cxlsim.errors import InputError
 from cxlsim.experiments import load_experiment
 from cxlsim.experiments.kinds.routes import RoutesExperiment
-from cxlsim.experiments.sweep import _yaml_text, run_file
+from cxlsim.experiments.sweep import _yaml_text, batch_size, run_file
 
 TOPOLOGY = Path(__file__).resolve().parents[1] / "topologies" / "switch-pool.yaml"
 WIDTH, HOP = "topology.links[0].width", "topology.nodes[2].hop_latency"
@@ -158,6 +159,44 @@ def test_dask_executor_needs_the_extra(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sweep.yaml"]  # nothing written
     with pytest.raises(InputError, match="expected executor 'local' or 'dask://HOST:PORT'"):
         run_file(write_experiment(tmp_path), executor="ray")
+
+
+class _CountingExecutor(ThreadPoolExecutor):
+    """Runs tasks on threads and keeps the points each task carried."""
+
+    def __init__(self) -> None:
+        super().__init__(2)
+        self.tasks: list[list[int]] = []
+
+    def submit(self, fn, *args, **kwargs):
+        self.tasks.append(list(args[1]))
+        return super().submit(fn, *args, **kwargs)
+
+
+def test_points_go_to_workers_in_batches(tmp_path):
+    """A task carries several points (one round trip each, e.g. to a Dask scheduler);
+    the table is the one of a serial run."""
+    path = write_experiment(tmp_path, f'{{"{WIDTH}": [1, 2, 4, 8, 16], '
+                                      f'"{HOP}": ["30 ns", "50 ns", "70 ns", "90 ns"]}}')
+    serial = run_file(path, jobs=1).tables["points"]
+    with _CountingExecutor() as pool:
+        batched = run_file(path, jobs=2, executor=pool).tables["points"]
+    assert batch_size(20, 2) == 2 and batch_size(3, 2) == 1
+    assert sorted(i for task in pool.tasks for i in task) == list(range(20))
+    assert [len(task) for task in pool.tasks] == [2] * 10
+    pd.testing.assert_frame_equal(serial, batched)
+
+
+def test_a_dask_cluster_runs_the_sweep(tmp_path):
+    """``--executor dask://HOST:PORT`` against a local cluster gives the serial table."""
+    distributed = pytest.importorskip("distributed")
+    path = write_experiment(tmp_path)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  protocol="tcp", scheduler_port=0,
+                                  dashboard_address=None) as cluster:
+        port = cluster.scheduler.port
+        table = run_file(path, executor=f"dask://127.0.0.1:{port}", jobs=2).tables["points"]
+    pd.testing.assert_frame_equal(run_file(path, jobs=1).tables["points"], table)
 
 
 def test_cli_run_sweep_json(tmp_path, capsys):

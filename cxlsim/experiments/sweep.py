@@ -119,10 +119,14 @@ def _sweep(spec: ExperimentSpec, path: Path, overrides: tuple[str, ...], progres
             for i in todo:
                 computed(i, _run_point(specs[i], i))
         else:
-            futures = {pool.submit(_run_point, specs[i], i): i for i in todo}
+            size = batch_size(len(todo), workers)
+            batches = [todo[k:k + size] for k in range(0, len(todo), size)]
+            futures = {pool.submit(_run_points, [specs[i] for i in batch], batch): batch
+                       for batch in batches}
             try:
                 for fut in as_completed(futures):
-                    computed(futures[fut], fut.result())
+                    for i, metrics in zip(futures[fut], fut.result()):
+                        computed(i, metrics)
             except BaseException:
                 for fut in futures:
                     fut.cancel()
@@ -144,6 +148,22 @@ def _compare(table: pd.DataFrame, points: list[dict[str, Any]], baseline: Baseli
     for m, column in zip(baseline.metrics, baseline.columns()):
         value = table[m].to_numpy(dtype=float)
         table[column] = 1.0 - value / value[at]
+
+
+#: Tasks per worker a sweep is cut into: enough for the load to balance, few enough
+#: that sending a task (a spec to pickle, a round trip to a Dask scheduler) stays small
+#: next to running its points.
+TASKS_PER_WORKER = 4
+
+
+def batch_size(points: int, workers: int) -> int:
+    """Points per task when ``points`` are shared by ``workers``."""
+    return max(1, points // (workers * TASKS_PER_WORKER))
+
+
+def _run_points(specs: list[ExperimentSpec], points: list[int]) -> list[dict[str, Any]]:
+    """Worker: run several points in turn (one task, one round trip)."""
+    return [_run_point(spec, i) for spec, i in zip(specs, points)]
 
 
 def _run_point(spec: ExperimentSpec, point: int) -> dict[str, Any]:

@@ -164,9 +164,11 @@ def survey(chunks: Chunks) -> Survey:
             counts = np.concatenate([counts, np.zeros(pc.footprint - known, np.int64)])
             types = np.concatenate([types, np.zeros(pc.footprint - known, np.int8)])
             if "page_type" in chunk:  # a new page's type is its first record's
-                new, first = np.unique(ids, return_index=True)
-                fresh = new >= known
-                types[new[fresh]] = chunk["page_type"][first[fresh]]
+                # new ids come in order of first access: a first access is a record
+                # whose id exceeds every id before it (no sort needed)
+                before = np.maximum.accumulate(np.maximum(ids, known - 1))
+                first = np.flatnonzero(ids > np.concatenate([[known - 1], before[:-1]]))
+                types[ids[first]] = chunk["page_type"][first]
         counts += np.bincount(ids, minlength=counts.size)
         for t in np.sort(pd.unique(chunk["thread"])).tolist():  # hashing: no sort of all
             threads.setdefault(int(t), len(threads))

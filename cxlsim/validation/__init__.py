@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from importlib import import_module, resources
 
 import yaml
@@ -45,9 +46,15 @@ def check(*target_ids: str) -> Callable[[Check], Check]:
 
 
 def targets() -> list[dict[str, str]]:
-    """The published targets table (id, quantity, published, tolerance)."""
+    """The published targets table (id, quantity, published, tolerance): a new list of
+    new rows each call, parsed once per process (checks look up their rows often)."""
+    return [dict(row) for row in _targets()]
+
+
+@cache
+def _targets() -> tuple[dict[str, str], ...]:
     text = resources.files(__package__).joinpath("targets.yaml").read_text(encoding="utf-8")
-    return [{k: str(v) for k, v in row.items()} for row in yaml.safe_load(text)]
+    return tuple({k: str(v) for k, v in row.items()} for row in yaml.safe_load(text))
 
 
 #: Modules of this package whose checks register when imported, a family each.
