@@ -32,6 +32,7 @@ from pydantic import Field, PrivateAttr, ValidationError, ValidationInfo, field_
 
 from cxlsim.config.base import StrictModel
 from cxlsim.errors import InputError
+from cxlsim.experiments import trace_cache
 from cxlsim.experiments.memory_base import MemoryExperiment
 from cxlsim.experiments.result import RunResult
 from cxlsim.experiments.spec import register
@@ -207,14 +208,18 @@ class TraceMemoryExperiment(MemoryExperiment):
 
     def run(self, progress: bool = False, point: int = 0) -> RunResult:
         with ExitStack() as stack:
-            path = self._trace_file(stack)
+            path, surveyed = self._trace_file(stack)
             trace = open_trace(path)  # addr, op and thread are required columns
             columns = COLUMNS + ["page_type"] * ("page_type" in trace.fields)
 
             def chunks() -> Iterator[dict[str, np.ndarray]]:
                 return trace.chunks(columns)
 
-            found = survey(chunks)
+            if surveyed[0] is None:
+                surveyed[0] = survey(chunks)
+                for shared in (surveyed[0].counts, surveyed[0].page_type):
+                    shared.flags.writeable = False
+            found = surveyed[0]
             kind = POLICIES[self.policy]
             # a bound's nodes hold every page twice over, watermarks and all
             numa = self.numa(2 * found.footprint * 4096 if kind.unbounded else 0)
@@ -248,13 +253,18 @@ class TraceMemoryExperiment(MemoryExperiment):
         return DamonParams(d.sample, d.aggregate, d.min_regions, d.max_regions) \
             if d.enabled else None
 
-    def _trace_file(self, stack: ExitStack) -> Path:
+    def _trace_file(self, stack: ExitStack) -> tuple[Path, list[Survey | None]]:
+        """The trace's path and a one-item list for its survey: shared by the runs of
+        this process that generate the same small trace (:mod:`..trace_cache`)."""
         if isinstance(self.trace, str):
-            return Path(self.trace)
+            return Path(self.trace), [None]
         g = self.trace
-        folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="cxlsim-trace-")))
-        return generate(g.generate, g.n, g.seed, folder / "trace.arrow",
-                        [f"{k}={v}" for k, v in g.params.items()])
+        params = [f"{k}={v}" for k, v in g.params.items()]
+        return trace_cache.generated(
+            (g.generate, g.n, g.seed, tuple(params)), g.n,
+            lambda folder: generate(g.generate, g.n, g.seed, folder / "trace.arrow", params),
+            lambda: Path(stack.enter_context(
+                tempfile.TemporaryDirectory(prefix="cxlsim-trace-"))))
 
     def _check(self, found: Survey, numa: Numa) -> None:
         if found.records == 0:

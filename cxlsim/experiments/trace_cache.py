@@ -1,0 +1,71 @@
+"""Generated traces reused by the runs of one process.
+
+Runs that generate the same trace -- the same generator, records, seed and parameters:
+a policy comparison, validate's T6 families, a sweep's points in one worker -- read one
+file and share its survey (the first pass) instead of generating and hashing it again.
+Only small traces (at most :data:`CACHED_RECORDS` records) are kept, the last
+:data:`CACHED_TRACES` of them, in a folder of the system's temporary directory that this
+process made and removes when it exits; a forked worker starts its own. A shared
+survey's arrays are read-only, so a run that tried to change them would fail loudly
+rather than change the next run.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from multiprocessing.util import Finalize
+from pathlib import Path
+from typing import Any
+
+#: Largest trace kept (records): ~16 B a record on disk.
+CACHED_RECORDS = 1 << 22
+#: Traces kept at once.
+CACHED_TRACES = 4
+
+
+class _Cache:
+    """This process's folder and its traces, oldest first: key -> (path, [survey])."""
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.folder: Path | None = None
+        self.kept: OrderedDict[Hashable, tuple[Path, list[Any]]] = OrderedDict()
+
+    def own_folder(self) -> Path:
+        if self.folder is None:
+            self.folder = Path(tempfile.mkdtemp(prefix="cxlsim-traces-"))
+            # at exit, in the main process and in pool workers alike (atexit does not
+            # run in multiprocessing's children)
+            Finalize(self, shutil.rmtree, args=(str(self.folder), True), exitpriority=0)
+        return self.folder
+
+
+_cache = _Cache()
+
+
+def generated(key: Hashable, records: int, make: Callable[[Path], Path],
+              scratch: Callable[[], Path]) -> tuple[Path, list[Any]]:
+    """The trace for ``key`` and a one-item list for its survey (None until made).
+
+    A trace of at most :data:`CACHED_RECORDS` records is made once, by ``make(folder)``
+    in a folder of this process's own; a larger one is made in ``scratch()`` (the
+    caller's folder) every time, and nothing is kept.
+    """
+    global _cache
+    if records > CACHED_RECORDS:
+        return make(scratch()), [None]
+    if _cache.pid != os.getpid():  # forked: the parent's files are not ours
+        _cache = _Cache()
+    if key in _cache.kept:
+        _cache.kept.move_to_end(key)
+        return _cache.kept[key]
+    folder = Path(tempfile.mkdtemp(dir=_cache.own_folder()))
+    _cache.kept[key] = (make(folder), [None])
+    while len(_cache.kept) > CACHED_TRACES:
+        _, (path, _) = _cache.kept.popitem(last=False)
+        shutil.rmtree(path.parent, ignore_errors=True)  # a folder made above
+    return _cache.kept[key]
