@@ -8,8 +8,11 @@ streamed (the path is exclusive, so the run is computed in one compiled pass,
 transaction); and, in the same process, a naive reference of the same model written
 the textbook way: one SimPy process and a ``simpy.Resource`` per link direction per
 transaction. All must give the same mean latency and bandwidth. Then 16 Poisson
-requesters at 90 % of the link (``link-loaded``'s traffic), streamed and on events.
-The speed is printed for each, and the last line is one JSON object.
+requesters at 90 % of the link (``link-loaded``'s traffic), and the shipped switch pool
+(four expanders behind one switch, the host's x16 link shared by their paths; two
+requesters a device, 30 % writes, the busiest link at 90 %), each streamed and on
+events (same results to the bit). The speed is printed for each, and the last line is
+one JSON object.
 
     python benchmarks/bench_link.py [--transactions N] [--outstanding K]
 """
@@ -65,6 +68,11 @@ def run_poisson(transactions: int, streaming: bool) -> tuple[float, float, float
     rate = 0.9 / (WIRE[S2M_DRS] * up.cachemem_ns_per_byte)  # requests per ns
     sources = [PoissonRequester(sim, f"r{k}", path, rate / 16, transactions // 16)
                for k in range(16)]
+    return _timed(sim, sources)
+
+
+def _timed(sim: Simulation, sources: list) -> tuple[float, float, float]:
+    """Run ``sim``; (requests/s of wall time, mean latency ns, delivered GB/s)."""
     start = time.perf_counter()
     sim.run()
     wall = time.perf_counter() - start
@@ -107,6 +115,25 @@ def run_reference(transactions: int, outstanding: int) -> tuple[float, float, fl
     return transactions / wall, total[0] / transactions, transactions * 64 / env.now
 
 
+def run_pool(transactions: int, streaming: bool) -> tuple[float, float, float]:
+    """The same for the switch pool: every path shares the host's link pair."""
+    from cxlsim.topology import load_topology
+    from cxlsim.topology.elaborate import System
+    from cxlsim.validation.queueing import SWITCH_POOL, busiest_utilization
+
+    topo = load_topology(SWITCH_POOL)
+    probe = System(Simulation(), topo)
+    devices = list(probe.memories)
+    rate = 0.9 / busiest_utilization(topo, probe, "host0", devices, 0.3)
+    sim = Simulation(seed=7, streaming=streaming)
+    system = System(sim, topo)
+    sources = [PoissonRequester(sim, f"r_{d}_{k}", path, rate / (2 * len(devices)),
+                                transactions // (2 * len(devices)), 0.3, parent=system)
+               for d in devices for path in [system.mem_path("host0", d, credits=64)]
+               for k in range(2)]
+    return _timed(sim, sources)
+
+
 def bytes_per_transaction(keep_samples: bool, outstanding: int) -> float:
     """Memory a monitored run holds per transaction (tracemalloc, 100k vs 400k)."""
     held = []
@@ -135,8 +162,11 @@ def main() -> None:
     ref = run_reference(args.transactions // 4, args.outstanding)
     poisson = best(run_poisson(args.transactions, True) for _ in range(3))
     poisson_events = run_poisson(args.transactions // 4, False)
+    pool = best(run_pool(args.transactions, True) for _ in range(3))
+    pool_events = run_pool(args.transactions // 4, False)
     for label, r in (("streamed", ours), ("events", events), ("reference", ref),
-                     ("poisson streamed", poisson), ("poisson events", poisson_events)):
+                     ("poisson streamed", poisson), ("poisson events", poisson_events),
+                     ("pool streamed", pool), ("pool events", pool_events)):
         print(f"{label:<17}: {r[0]:>12,.0f} transactions/s  mean latency {r[1]:8.2f} ns  "
               f"delivered {r[2]:6.2f} GB/s")
     print(f"ratio     : {ours[0] / ref[0]:.1f}x the reference streamed, "
@@ -148,6 +178,7 @@ def main() -> None:
                       "reference_tps": round(ref[0]), "ratio": round(ours[0] / ref[0], 2),
                       "poisson_tps": round(poisson[0]),
                       "poisson_events_tps": round(poisson_events[0]),
+                      "pool_tps": round(pool[0]), "pool_events_tps": round(pool_events[0]),
                       "bytes_per_tx_kept": round(kept, 1),
                       "bytes_per_tx_streaming": round(streamed, 1)}))
 

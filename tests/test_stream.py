@@ -1,10 +1,11 @@
 """Streamed sources (:mod:`cxlsim.protocol.stream`) give the event path's results to the bit.
 
-Random systems -- one to three independent paths of one or two links each way, devices
-with and without controller limits, credits that bind or not, Poisson requesters with
-writes, miss slots with and without a gap over one or two paths, warm-up -- are run
-twice, streamed and on events; every statistic, the clock and the state left in the
-links, devices, credit pools and paths must be equal.
+Random systems -- one to three paths of one or two links each way, alone or sharing a
+host link pair (a switch's upstream port) or a device, devices with and without
+controller limits, credits that bind or not, Poisson requesters with writes, miss
+slots with and without a gap over one or two paths, warm-up -- are run twice, streamed
+and on events; every statistic, the clock and the state left in the links, devices,
+credit pools and paths must be equal.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ path_spec = st.fixed_dictionaries({
     "down": st.lists(st.tuples(st.floats(0.0, 80.0), link_params), min_size=1, max_size=2),
     "up": st.lists(st.tuples(st.floats(0.0, 80.0), link_params), min_size=1, max_size=2),
     "tail_down": st.floats(0.0, 20.0), "tail_up": st.floats(0.0, 80.0),
-    "device": device_params, "credits": st.integers(1, 48)})
+    "device": device_params, "credits": st.integers(1, 48),
+    "shared_link": st.booleans(), "shared_device": st.booleans()})
 poisson_spec = st.tuples(st.integers(0, 2), st.floats(0.001, 0.2), st.integers(1, 300),
                          st.sampled_from([0.0, 0.3, 1.0]))
 slots_spec = st.tuples(st.lists(st.integers(0, 2), min_size=1, max_size=2, unique=True),
@@ -50,29 +52,41 @@ slots_spec = st.tuples(st.lists(st.integers(0, 2), min_size=1, max_size=2, uniqu
 def _run(streaming, paths, poissons, slots, warmup, keep, seed):
     sim = Simulation(seed=seed, warmup=warmup, keep_samples=keep, streaming=streaming)
     built, parts = [], []
+    host = [LinkDirection(sim, name, paths[0]["down"][0][1]) for name in ("hd", "hu")]
     for k, spec in enumerate(paths):
         mode = spec["down"][0][1].flit or "68B"
         wire = {kind: wire_bytes_per_message(mode, kind) for kind in KINDS}
         down = [(lat, LinkDirection(sim, f"d{k}_{i}", p)) for i, (lat, p) in enumerate(spec["down"])]
         up = [(lat, LinkDirection(sim, f"u{k}_{i}", p)) for i, (lat, p) in enumerate(spec["up"])]
+        if spec["shared_link"]:  # through the host's pair, shared with the others
+            down[0] = (down[0][0], host[0])
+            up[-1] = (up[-1][0], host[1])
         device = MemoryBackend(sim, f"dev{k}", spec["device"])
+        if spec["shared_device"] and parts:
+            device = parts[0][1]
         built.append(MemPath(sim.env, down, up, device, wire, spec["tail_down"],
                              spec["tail_up"], spec["credits"]))
         parts.append(([link for _, link in down + up], device))
+    used = set()
     for k, (p, rate, count, writes) in enumerate(poissons):
         PoissonRequester(sim, f"poisson{k}", built[p % len(built)], rate, count, writes)
+        used.add(p % len(built))
     for k, (which, n, count, gap) in enumerate(slots):
         chosen = sorted({w % len(built) for w in which})
+        used.update(chosen)
         MissSlots(sim, f"slots{k}", {f"p{w}": built[w] for w in chosen},
                   {f"p{w}": 1.0 + w for w in chosen}, n, count, gap)
+    for k in sorted(set(range(len(built))) - used):  # every path sends: all groups stream
+        PoissonRequester(sim, f"idle{k}", built[k], 0.01, 5)
     sim.run()
-    assert all((p.streamed_until >= 0) == streaming for p in built if p.sources)
+    assert all((path.streamed_until >= 0) == streaming for path in built)
     state = [sim.now]
     for path, (links, device) in zip(built, parts):
         state += [path.completed, path.req_credits.available, path.req_credits.stalls,
                   sorted(path.req_credits.pending_returns()), path.rwd_credits.stalls,
                   device.free_at, device.controller_free, device.accesses]
-        state += [(lk.free_at, lk.busy_ns, lk.sent_bytes[1], lk.utilization()) for lk in links]
+        state += [(lk.free_at, lk.busy_ns, lk.sent_bytes[1], lk.utilization(), lk.idle)
+                  for lk in links]
     values = {name: sim.stats[name].values() for name in sim.stats
               if keep and sim.stats[name].kind == "tally"}
     return state, sim.metrics(), values

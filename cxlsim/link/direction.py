@@ -183,6 +183,16 @@ class LinkDirection(Component):
         return self.users == 1 and not self._monitor
 
     @property
+    def monitored(self) -> bool:
+        """Keeps wait and sojourn statistics (every message goes through events)."""
+        return self._monitor
+
+    @property
+    def idle(self) -> bool:
+        """No message waiting for the serializer."""
+        return not (self._waking or self._queues[0] or self._queues[1])
+
+    @property
     def error_free(self) -> bool:
         """No bit errors: a message's serialization time is fixed (no random replays)."""
         return not self._p_flit_error

@@ -1,18 +1,22 @@
-"""Compiled event loop of CXL.mem sources on exclusive paths (see :mod:`cxlsim.protocol.stream`).
+"""Compiled event loop of CXL.mem sources on their own paths (see :mod:`cxlsim.protocol.stream`).
 
 It replays, step for step, what the event path does -- the sources' arrival and issue
 events, :class:`~cxlsim.protocol.credits.CreditPool`'s lazy returns and wake-ups,
-:meth:`~cxlsim.link.direction.LinkDirection.reserve` on every link of a path,
-:meth:`~cxlsim.devices.memory.MemoryBackend.access` and the completion event -- with
-the same floating-point operations in the same order, and events ordered as SimPy
-orders them: by time, then by the order they were scheduled in. Only the events of the
-group's own sources exist here: the paths are exclusive (no other sender, no monitor,
-no bit errors), so nothing else can change their outcome.
+:func:`~cxlsim.protocol.journey.advance` along each route (exclusive stages reserved
+at once, shared ones entered by events), a shared
+:class:`~cxlsim.link.direction.LinkDirection`'s queue and wake-ups,
+:meth:`~cxlsim.devices.memory.MemoryBackend.access` and the completion event -- with the
+same floating-point operations in the same order, and events ordered as SimPy orders
+them: by time, then by the order they were scheduled in. Only the events of the
+group's own sources exist here: nothing else sends on its links and devices (no other
+sender, no monitor, no bit errors), so nothing else can change their outcome. A shared
+link carries CXL.cachemem messages only, so its ARB/MUX always picks that stack.
 
 State is a few tables, one row per link, device, path, credit pool and source, whose
 columns are named below; ``net`` bundles the network's tables. A pool's pending credit
-returns are a binary min-heap in its slice of ``ret`` (the layout of :mod:`heapq`), its
-waiting requests a FIFO linked through the transactions' ``NEXT`` column.
+returns are a binary min-heap in its slice of ``ret`` (the layout of :mod:`heapq`); its
+waiting requests, and a shared link's waiting messages, are FIFOs linked through the
+transactions' ``T_NEXT`` column.
 """
 
 from __future__ import annotations
@@ -22,14 +26,20 @@ from numba import njit
 
 from cxlsim.protocol.stream import POISSON, SLOTS
 
-#: Event kinds of the loop.
-ARRIVE, ISSUE, COMPLETE, WAKE = 0, 1, 2, 3
+#: Event kinds of the loop: a Poisson arrival, a slot's issue, a completion, a credit
+#: pool's wake-up, a transaction resuming its route, a message delivered by a shared
+#: link, a shared link's wake-up.
+ARRIVE, ISSUE, COMPLETE, WAKE, RESUME, DELIVER, LINK_WAKE = range(7)
+KIND_BITS = 3
 
-#: Columns of ``links`` (float): ns per cachemem byte, latency, free at, busy ns, bytes sent.
-L_NSPB, L_LAT, L_FREE, L_BUSY, L_SENT = range(5)
+#: Columns of ``links`` (float): ns per cachemem byte, latency, free at, busy ns, bytes
+#: sent, exclusive (1: one sender, reserved ahead; 0: shared, entered by events).
+L_NSPB, L_LAT, L_FREE, L_BUSY, L_SENT, L_EXCL = range(6)
+#: Columns of ``link_q`` (int): a wake-up pending, first and last message waiting.
+Q_WAKING, Q_HEAD, Q_TAIL = range(3)
 #: Columns of ``devs`` (float): request time, controller free at, ns per byte, free at,
-#: latency, accesses.
-D_RT, D_CTRL, D_NSPB, D_FREE, D_LAT, D_ACC = range(6)
+#: latency, accesses, exclusive (1: one path; 0: shared, entered by events).
+D_RT, D_CTRL, D_NSPB, D_FREE, D_LAT, D_ACC, D_EXCL = range(7)
 #: Columns of ``paths_f`` (float): latency before the first link, after the device, credit
 #: return latency, wire bytes of M2S Req, M2S RwD, S2M NDR, S2M DRS.
 P_HEAD, P_AFTER_DEV, P_CREDIT_RET, P_REQ, P_RWD, P_NDR, P_DRS = range(7)
@@ -43,9 +53,10 @@ C_AVAIL, C_OFF, C_CNT, C_WAKING, C_STALLS, C_HEAD, C_TAIL = range(7)
 #: [from, to) in ``src_paths``.
 S_KIND, S_COUNT, S_SLOTS, S_DRAW, S_PATH0, S_PATH1 = range(6)
 #: Columns of the transactions in flight (int): source, path, which of its source's
-#: paths, write, next waiting. A completed transaction's row is reused.
-T_SRC, T_PATH, T_CHOICE, T_WRITE, T_NEXT = range(5)
-#: Columns of the event heap's integers: order of scheduling, kind | argument << 2.
+#: paths, write, next waiting (for a credit or a shared link), step of the route (its
+#: down links, the device, its up links). A completed transaction's row is reused.
+T_SRC, T_PATH, T_CHOICE, T_WRITE, T_NEXT, T_STEP = range(6)
+#: Columns of the event heap's integers: order of scheduling, kind | argument << KIND_BITS.
 H_SEQ, H_CODE = range(2)
 #: Counters of the run: transaction slots used, slots freed (a stack in ``free``),
 #: completions written.
@@ -69,7 +80,7 @@ def _push(heap, time, kind, arg):
         hi[i, H_SEQ], hi[i, H_CODE] = hi[parent, H_SEQ], hi[parent, H_CODE]
         i = parent
     ht[i] = time
-    hi[i, H_SEQ], hi[i, H_CODE] = seq, kind | (arg << 2)
+    hi[i, H_SEQ], hi[i, H_CODE] = seq, kind | (arg << KIND_BITS)
 
 
 @njit(cache=True, inline="always", _nrt=False)
@@ -98,7 +109,7 @@ def _pop(heap):
         i = child
     ht[i] = lt
     hi[i, H_SEQ], hi[i, H_CODE] = ls, lc
-    return time, code & 3, code >> 2
+    return time, code & ((1 << KIND_BITS) - 1), code >> KIND_BITS
 
 
 @njit(cache=True, inline="always", _nrt=False)
@@ -138,7 +149,7 @@ def _ret_pop(ret, pools, c):
 
 def run_stream(now, size, net, srcs, src_gap, draws, writes, src_paths, src_cdf):
     """Run every source of the group to its end from time ``now``, updating ``net`` =
-    (links, devs, paths_f, paths_i, stage_link, stage_after, pools, ret) in place.
+    (links, devs, paths_f, paths_i, stage_link, stage_after, pools, ret, link_q) in place.
 
     A Poisson source's ``draws`` are its gaps and ``writes`` its operations; a slots
     source's ``draws`` are the uniforms picking its paths by ``src_cdf`` (none if it
@@ -146,10 +157,15 @@ def run_stream(now, size, net, srcs, src_gap, draws, writes, src_paths, src_cdf)
     events ran: int32 (source, 2 x which of its paths + write), float (time, latency)).
     """
     total = int(srcs[:, S_COUNT].sum())
-    cap = 8 + net[6].shape[0] + total + int(srcs[:, S_SLOTS].sum()) + srcs.shape[0]
+    # pending at once: an event per transaction in flight, per source and slot, per
+    # credit pool and per link
+    cap = (8 + net[6].shape[0] + net[0].shape[0] + total + int(srcs[:, S_SLOTS].sum())
+           + srcs.shape[0])
     heap = (np.empty(cap), np.empty((cap, 2), np.int64), np.zeros(2, np.int64))
-    txns = (np.empty(total), np.empty((total, 5), np.int64), np.empty(total, np.int64),
-            np.zeros(3, np.int64))
+    # (issue time, the integer columns, free rows, counters, a time to resume at or
+    # the time the transaction reached a shared link)
+    txns = (np.empty(total), np.empty((total, 6), np.int64), np.empty(total, np.int64),
+            np.zeros(3, np.int64), np.empty(total))
     out_i, out_f = np.empty((total, 2), np.int32), np.empty((total, 2))
     last = _run(now, size, net, srcs, src_gap, draws, writes, src_paths, src_cdf, heap,
                 txns, srcs[:, S_COUNT].copy(), np.zeros(srcs.shape[0], np.int64), out_i,
@@ -176,12 +192,15 @@ def _run(now, size, net, srcs, src_gap, draws, writes, src_paths, src_cdf, heap,
                 _push(heap, now, ISSUE, s)
 
     last = now
-    issued, rows, free, counts = txns
-    pools = net[6]
+    issued, rows, free, counts, tt = txns
+    pools, link_q = net[6], net[8]
     while heap[2][0]:
         now, kind, arg = _pop(heap)
         last = now
         issuer = -1  # the source issuing a request in this event
+        j = -1  # a transaction to start now
+        step = -1  # a transaction (arg) to advance from this step, at ``at``
+        at = now
         if kind == COMPLETE:
             s = rows[arg, T_SRC]
             net[3][rows[arg, T_PATH], P_DONE] += 1
@@ -201,9 +220,22 @@ def _run(now, size, net, srcs, src_gap, draws, writes, src_paths, src_cdf, heap,
         elif kind == WAKE:  # CreditPool._wake
             pools[arg, C_WAKING] = 0
             _collect(now, arg, pools, net[7])
+        elif kind == RESUME:  # the route continues at the time it stopped at
+            step, at = rows[arg, T_STEP], tt[arg]
+        elif kind == DELIVER:  # a shared link delivered: on from the next step, now
+            step = rows[arg, T_STEP] + 1
+        elif kind == LINK_WAKE:  # LinkDirection._wake: the next message waiting
+            link = arg
+            link_q[link, Q_WAKING] = 0
+            head = link_q[link, Q_HEAD]
+            link_q[link, Q_HEAD] = rows[head, T_NEXT]
+            if link_q[link, Q_HEAD] < 0:
+                link_q[link, Q_TAIL] = -1
+            _transmit(now, tt[head], link, head, rows, heap, net)
+            if link_q[link, Q_HEAD] >= 0:
+                _link_wake_at(now, link, heap, net)
         else:
             issuer = arg
-        j = -1  # a transaction to start now
         if issuer >= 0:
             if kind == ARRIVE:  # PoissonRequester._arrive
                 k = srcs[issuer, S_COUNT] - left[issuer]
@@ -221,11 +253,16 @@ def _run(now, size, net, srcs, src_gap, draws, writes, src_paths, src_cdf, heap,
                 pools[arg, C_HEAD] = rows[j, T_NEXT]
                 if pools[arg, C_HEAD] < 0:
                     pools[arg, C_TAIL] = -1
-            if j < 0:
+            if j >= 0:  # MemPath._start: the route from its first step
+                step, at = 0, now + net[2][rows[j, T_PATH], P_HEAD]
+            else:
+                j = arg
+            if step < 0:
                 break
-            _start(now, j, rows, heap, size, net)
+            _advance(now, j, step, at, txns, heap, size, net)
             if kind != WAKE:
                 break
+            j, step = -1, -1
         if kind == WAKE and pools[arg, C_HEAD] >= 0:
             _arm(now, arg, heap, pools, net[7])
         elif kind == ARRIVE:
@@ -267,7 +304,7 @@ def _arm(now, c, heap, pools, ret):
 def _issue(now, s, choice, write, txns, heap, net, srcs, src_paths):
     """MemPath.read / write at ``now``: take a credit (CreditPool.take) and return the
     transaction to start, or queue it for a credit (and return -1)."""
-    issued, rows, free, counts = txns
+    issued, rows, free, counts, tt = txns
     if counts[N_FREE]:
         counts[N_FREE] -= 1
         j = free[counts[N_FREE]]
@@ -307,32 +344,91 @@ def _reserve(links, k, wire, at):
 
 
 @njit(cache=True, inline="always", _nrt=False)
-def _start(now, j, rows, heap, size, net):
-    """MemPath._start: reserve the whole route at once, schedule the completion."""
-    links, devs, paths_f, paths_i, stage_link, stage_after, pools, ret = net
+def _stage(paths_i, paths_f, p, write, i):
+    """Step ``i`` of path ``p``'s route as (stage index, wire bytes); the device's step
+    (``i`` = the number of down links) has stage -1."""
+    down = paths_i[p, P_DOWN1] - paths_i[p, P_DOWN0]
+    if i < down:
+        return paths_i[p, P_DOWN0] + i, paths_f[p, P_RWD] if write else paths_f[p, P_REQ]
+    if i == down:
+        return -1, 0.0
+    return (paths_i[p, P_UP0] + i - down - 1,
+            paths_f[p, P_NDR] if write else paths_f[p, P_DRS])
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _advance(now, j, i, t, txns, heap, size, net):
+    """journey.advance: carry transaction ``j`` from step ``i``, reached at ``t``, as far
+    as it can go now -- exclusive stages reserved at once; a shared one entered now if
+    ``t`` is now (a link by LinkDirection.send) or else by a RESUME event at ``t``."""
+    links, devs, paths_f, paths_i, stage_link, stage_after, pools, ret, link_q = net
+    issued, rows, free, counts, tt = txns
     p = rows[j, T_PATH]
     write = rows[j, T_WRITE]
-    t = now + paths_f[p, P_HEAD]
-    wire = paths_f[p, P_RWD] if write else paths_f[p, P_REQ]
-    for k in range(paths_i[p, P_DOWN0], paths_i[p, P_DOWN1]):
-        t = _reserve(links, stage_link[k], wire, t) + stage_after[k]
-    # the device (MemoryBackend.access), then the credit's return (CreditPool.give_back)
-    d = paths_i[p, P_DEV]
-    arrival = t
-    if devs[d, D_RT]:
-        t = max(t, devs[d, D_CTRL]) + devs[d, D_RT]
-        devs[d, D_CTRL] = t
-    free = devs[d, D_FREE]
-    start = t if t > free else free
-    devs[d, D_FREE] = start + size * devs[d, D_NSPB]
-    devs[d, D_ACC] += 1
-    done = devs[d, D_FREE] + devs[d, D_LAT]
-    c = paths_i[p, P_POOL_W] if write else paths_i[p, P_POOL_R]
-    _ret_push(ret, pools, c, (done if paths_i[p, P_HELD] else arrival) + paths_f[p, P_CREDIT_RET])
-    if pools[c, C_HEAD] >= 0:
-        _arm(now, c, heap, pools, ret)
-    t = done + paths_f[p, P_AFTER_DEV]
-    wire = paths_f[p, P_NDR] if write else paths_f[p, P_DRS]
-    for k in range(paths_i[p, P_UP0], paths_i[p, P_UP1]):
-        t = _reserve(links, stage_link[k], wire, t) + stage_after[k]
-    _push(heap, now + (t - now), COMPLETE, j)
+    steps = paths_i[p, P_DOWN1] - paths_i[p, P_DOWN0] + 1 + paths_i[p, P_UP1] - paths_i[p, P_UP0]
+    while i < steps:
+        k, wire = _stage(paths_i, paths_f, p, write, i)
+        if k < 0:  # the device (MemoryBackend.access), then the credit's return
+            d = paths_i[p, P_DEV]
+            if not devs[d, D_EXCL] and t > now:
+                break
+            arrival = t
+            if devs[d, D_RT]:
+                t = max(t, devs[d, D_CTRL]) + devs[d, D_RT]
+                devs[d, D_CTRL] = t
+            free_at = devs[d, D_FREE]
+            start = t if t > free_at else free_at
+            devs[d, D_FREE] = start + size * devs[d, D_NSPB]
+            devs[d, D_ACC] += 1
+            done = devs[d, D_FREE] + devs[d, D_LAT]
+            c = paths_i[p, P_POOL_W] if write else paths_i[p, P_POOL_R]
+            _ret_push(ret, pools, c,
+                      (done if paths_i[p, P_HELD] else arrival) + paths_f[p, P_CREDIT_RET])
+            if pools[c, C_HEAD] >= 0:
+                _arm(now, c, heap, pools, ret)
+            t = done + paths_f[p, P_AFTER_DEV]
+        else:
+            link = stage_link[k]
+            if not links[link, L_EXCL]:
+                if t > now:
+                    break
+                rows[j, T_STEP] = i
+                # LinkDirection.send: wait behind the queue or a busy serializer
+                if link_q[link, Q_WAKING] or link_q[link, Q_HEAD] >= 0 \
+                        or now < links[link, L_FREE]:
+                    tt[j] = now
+                    rows[j, T_NEXT] = -1
+                    if link_q[link, Q_TAIL] >= 0:
+                        rows[link_q[link, Q_TAIL], T_NEXT] = j
+                    else:
+                        link_q[link, Q_HEAD] = j
+                    link_q[link, Q_TAIL] = j
+                    if not link_q[link, Q_WAKING]:
+                        _link_wake_at(now, link, heap, net)
+                else:
+                    _transmit(now, now, link, j, rows, heap, net)
+                return
+            t = _reserve(links, link, wire, t) + stage_after[k]
+        i += 1
+    if i == steps:
+        _push(heap, now + (t - now), COMPLETE, j)
+    else:
+        rows[j, T_STEP], tt[j] = i, t
+        _push(heap, now + (t - now), RESUME, j)
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _link_wake_at(now, link, heap, net):
+    """LinkDirection._wake_at: pick the next message when the serializer frees."""
+    net[8][link, Q_WAKING] = 1
+    _push(heap, now + max(net[0][link, L_FREE] - now, 0.0), LINK_WAKE, link)
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _transmit(now, arrived, link, j, rows, heap, net):
+    """LinkDirection._transmit of transaction ``j``'s message at its step: serialize it,
+    deliver it (DELIVER) its ``after`` latency past the link's."""
+    links, paths_f, paths_i, stage_after = net[0], net[2], net[3], net[5]
+    k, wire = _stage(paths_i, paths_f, rows[j, T_PATH], rows[j, T_WRITE], rows[j, T_STEP])
+    delivered = _reserve(links, link, wire, now if now > arrived else arrived)
+    _push(heap, now + (delivered + stage_after[k] - now), DELIVER, j)

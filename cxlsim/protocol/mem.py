@@ -51,7 +51,6 @@ class MemPath(Route):
         device.claim()
         self._credit_return = sum(lat + link.latency for lat, link in up) + tail_up
         self._head = down[0][0]
-        self.sources: list = []  # traffic sources attached (cxlsim.protocol.stream)
         self.streamed_until = -1.0  # end of a stream computed at once (see read())
 
         def steps(request: str, response: str) -> tuple:
@@ -84,15 +83,10 @@ class MemPath(Route):
                 "queues; build the Simulation with streaming=False to mix them")
 
     @property
-    def streamable(self) -> bool:
-        """Never used yet, and every stage exclusive to it and deterministic (no bit
-        errors): its sources' whole run can be computed at once."""
-        links = [step[1] for step in self._read if step[0] is not SERVE]
-        device = self.device
+    def untouched(self) -> bool:
+        """No request issued on this path yet (its credits all at hand)."""
         return (self.completed == 0 and not self.req_credits.in_use
-                and not self.rwd_credits.in_use
-                and all(link.exclusive and link.error_free for link in links)
-                and device.exclusive and hasattr(device, "timing"))
+                and not self.rwd_credits.in_use)
 
     def route(self) -> tuple[float, list, Any, float, list, tuple[float, ...], float, bool]:
         """(latency before the first link, [(down link, latency after)], device, latency

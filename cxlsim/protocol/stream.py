@@ -4,15 +4,15 @@ can touch their paths.
 A :class:`Source` (:class:`~cxlsim.devices.requester.PoissonRequester`,
 :class:`~cxlsim.devices.core.MissSlots`) attaches to the
 :class:`~cxlsim.protocol.mem.MemPath` objects it sends on and starts at an event at
-time 0. There it looks at its *group*, the sources linked to it through shared paths:
-if the simulation streams, the run goes to its end and every path of the group is
-:attr:`~cxlsim.protocol.mem.MemPath.streamable` (unused so far; links exclusive to it,
-unmonitored, without bit errors; its device exclusive), the group's every arrival,
-credit wait, link and device reservation and completion is computed at once by
-:func:`~cxlsim.protocol._stream_kernel.run_stream`, which replays the event path's
-arithmetic and event order exactly. The link, device, credit and path state is then
-where the events would have left it, and the statistics are handed to the sources by
-one event at the time of the last completion. Otherwise each source runs on events.
+time 0. There it looks at its *group*, the sources linked to it through shared paths,
+links or devices. If the simulation streams, the run goes to its end, and the group's
+paths are unused and alone on their links and devices (every sender there is one of
+them; links unmonitored and without bit errors), the group's every arrival, credit
+wait, link and device reservation, shared link's queue and completion is computed at
+once by :func:`~cxlsim.protocol._stream_kernel.run_stream`, which replays the event
+path's arithmetic and event order exactly. The link, device, credit and path state is
+then where the events would have left it, and the statistics are handed to the sources
+by one event at the time of the last completion. Otherwise each source runs on events.
 Either way a source's random draws come from its own stream, drawn up front, so both
 ways see the same numbers and give the same results to the bit (``tests/test_stream.py``).
 """
@@ -20,6 +20,7 @@ ways see the same numbers and give the same results to the bit (``tests/test_str
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -59,8 +60,6 @@ class Source(Component):
         self.rng = sim.rng.spawn(1)[0]
         self._order = next(_order)
         self._mode: str | None = None
-        for path in self.paths:
-            path.sources.append(self)
         call_later(self.env, 0.0, self._launch)
 
     def _draw(self) -> tuple[np.ndarray, np.ndarray]:
@@ -88,22 +87,48 @@ class Source(Component):
 
 
 def _group(source: Source) -> list[Source]:
-    """The sources reachable from ``source`` through shared paths, in creation order."""
+    """The sources reachable from ``source`` through shared paths, links or devices, in
+    creation order."""
+    def stages(path: Any) -> list[Any]:
+        _, down, device, _, up, *_ = path.route()
+        return [*(link for link, _ in down), *(link for link, _ in up), device]
+
+    users: dict[int, list[Source]] = {}  # a stage's sources
+    for other in source.sim.walk():
+        if isinstance(other, Source):
+            for path in other.paths:
+                for stage in stages(path):
+                    users.setdefault(id(stage), []).append(other)
     seen, todo = {id(source): source}, [source]
     while todo:
         for path in todo.pop().paths:
-            for other in path.sources:
-                if id(other) not in seen:
-                    seen[id(other)] = other
-                    todo.append(other)
+            for stage in stages(path):
+                for other in users[id(stage)]:
+                    if id(other) not in seen:
+                        seen[id(other)] = other
+                        todo.append(other)
     return sorted(seen.values(), key=lambda s: s._order)
 
 
 def _streamable(sim: Any, group: list[Source]) -> bool:
+    """Streaming is on, the run goes to its end, and the group's paths are unused and
+    alone on their links and devices: every sender there is one of them."""
     if not (getattr(sim, "streaming", False) and getattr(sim, "to_the_end", False)):
         return False
-    paths = {id(p): p for s in group for p in s.paths}.values()
-    return all(path.streamable for path in paths)
+    claims: Counter[int] = Counter()
+    stages: dict[int, Any] = {}
+    for path in {id(p): p for s in group for p in s.paths}.values():
+        if not path.untouched:
+            return False
+        _, down, device, _, up, *_ = path.route()
+        for stage in (*(link for link, _ in down), *(link for link, _ in up), device):
+            claims[id(stage)] += 1
+            stages[id(stage)] = stage
+    links = [st for st in stages.values() if hasattr(st, "cachemem_ns_per_byte")]
+    devices = [st for st in stages.values() if not hasattr(st, "cachemem_ns_per_byte")]
+    return (all(lk.error_free and not lk.monitored and lk.idle for lk in links)
+            and all(hasattr(d, "timing") for d in devices)
+            and all(st.users == claims[key] for key, st in stages.items()))
 
 
 def _stream(sim: Any, group: list[Source]) -> None:
@@ -135,8 +160,8 @@ def _stream(sim: Any, group: list[Source]) -> None:
     link_objs, dev_objs, pool_objs = ([v[1] for v in t.values()]
                                       for t in (links, devices, pools))
     link_t = np.array([(lk.cachemem_ns_per_byte, lk.latency, lk.free_at, lk.busy_ns,
-                        lk.sent_bytes[CACHEMEM]) for lk in link_objs], float)
-    dev_t = np.array([(rt, d.controller_free, nspb, d.free_at, lat, d.accesses)
+                        lk.sent_bytes[CACHEMEM], lk.exclusive) for lk in link_objs], float)
+    dev_t = np.array([(rt, d.controller_free, nspb, d.free_at, lat, d.accesses, d.exclusive)
                       for d in dev_objs for rt, nspb, lat in [d.timing()]], float)
     offsets = np.cumsum([0] + [c.credits for c in pool_objs])
     ret = np.zeros(int(offsets[-1]), float)
@@ -145,8 +170,10 @@ def _stream(sim: Any, group: list[Source]) -> None:
         pending = c.pending_returns()
         ret[offsets[k]:offsets[k] + len(pending)] = pending
         pool_t[k] = (c.available, offsets[k], len(pending), 0, c.stalls, -1, -1)
+    link_q = np.tile(np.array([0, -1, -1], np.int64), (len(link_objs), 1))
     net = (link_t, dev_t, np.array(paths_f, float), np.array(paths_i, np.int64),
-           np.array(stage_link, np.int64), np.array(stage_after, float), pool_t, ret)
+           np.array(stage_link, np.int64), np.array(stage_after, float), pool_t, ret,
+           link_q)
 
     draws, writes, src_paths, cdf, srcs = [], [], [], [], []
     at = 0

@@ -188,7 +188,7 @@ def littles_law_run(topology: Topology | str | Path | None = None, host: str = "
     devices = list(devices) if devices is not None else list(probe.memories)
     if not devices:
         raise ValueError("the topology has no CXL device with memory")
-    rate = load / _busiest_utilization(topo, probe, host, devices, write_fraction)
+    rate = load / busiest_utilization(topo, probe, host, devices, write_fraction)
     sim = Simulation(seed, warmup=warmup * requests / rate)
     system = System(sim, topo, monitor=True)
     per = max(1, math.ceil(requests / (len(devices) * requesters)))
@@ -221,7 +221,7 @@ def _little_rows(sim: Simulation) -> list[LittleRow]:
     return rows
 
 
-def _busiest_utilization(topo: Topology, system: System, host: str, devices: Sequence[str],
+def busiest_utilization(topo: Topology, system: System, host: str, devices: Sequence[str],
                          write_fraction: float) -> float:
     """Serializer utilisation of the busiest link direction per request per ns (each
     device receiving an equal share), from the packer's wire bytes per message."""
