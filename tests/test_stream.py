@@ -151,6 +151,25 @@ def _late_read(sim, path):
     path.read(lambda txn: None)
 
 
+def test_a_streamed_link_refuses_a_new_sender():
+    """A path (or DMA engine) made later on a link whose traffic was computed at once
+    would queue behind traffic that has not happened yet: it is refused."""
+    sim = Simulation(seed=1)
+    path = _one_path(sim)
+    PoissonRequester(sim, "req", path, 0.01, 100)
+
+    def late():
+        yield sim.env.timeout(50.0)
+        _, down, device, _, up, *_ = path.route()
+        MemPath(sim.env, [(0.0, link) for link, _ in down], [(0.0, link) for link, _ in up],
+                device, {kind: wire_bytes_per_message("68B", kind) for kind in KINDS})
+
+    sim.env.process(late())
+    with pytest.raises(RuntimeError, match=r"down: its traffic was computed at once .*"
+                                           r"streaming=False"):
+        sim.run()
+
+
 def test_a_source_needs_a_request():
     sim = Simulation()
     with pytest.raises(ValueError, match="at least one request"):

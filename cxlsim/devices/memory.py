@@ -48,6 +48,7 @@ class MemoryBackend(Component):
 
     def claim(self) -> None:
         """Register one more path (host) sending requests here."""
+        self.check_joinable()
         self.users += 1
 
     @property

@@ -34,6 +34,9 @@ class Component:
     """
 
     Params: ClassVar[type[StrictModel]] = StrictModel
+    #: End of the traffic computed at once through this component
+    #: (:mod:`cxlsim.protocol.stream`): its state is already that time's.
+    streamed_until: float = -1.0
 
     def __init__(self, sim: Simulation, name: str,
                  params: StrictModel | Mapping[str, Any] | None = None,
@@ -62,6 +65,16 @@ class Component:
         self.path = name if parent is None else f"{parent.path}.{name}"
         self.children: list[Component] = []
         siblings.append(self)
+
+    def check_joinable(self) -> None:
+        """Refuse a new sender while traffic computed at once holds this component: its
+        state is already at the end of that traffic, so the sender could not queue in
+        among it."""
+        if self.env.now < self.streamed_until:
+            raise RuntimeError(
+                f"{self.path}: its traffic was computed at once up to "
+                f"t={self.streamed_until:g} ns, so a sender joining at t={self.env.now:g} "
+                "cannot queue among it; build the Simulation with streaming=False")
 
     def counter(self, stat: str) -> Counter:
         """This component's counter ``<path>.<stat>``."""

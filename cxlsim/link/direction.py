@@ -175,6 +175,7 @@ class LinkDirection(Component):
 
     def claim(self) -> None:
         """Register one more sender (a path, a DMA engine) using this direction."""
+        self.check_joinable()
         self.users += 1
 
     @property

@@ -202,6 +202,8 @@ def _stream(sim: Any, group: list[Source]) -> None:
     for path, done in zip(paths, net[3][:, K.P_DONE].tolist()):
         path.completed += done
         path.streamed_until = last
+    for stage in (*link_objs, *dev_objs):
+        stage.streamed_until = last
 
     def deliver(_event: Any) -> None:
         for k, s in enumerate(group):
