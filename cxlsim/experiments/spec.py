@@ -91,6 +91,11 @@ class ExperimentSpec(StrictModel):
         """Run one point of the experiment; ``point`` selects the sweep point's RNG stream."""
         raise NotImplementedError
 
+    def draw(self, make: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        """The figures ``make()`` draws, or none (and nothing drawn) when ``figures`` is
+        false."""
+        return make() if self.figures else {}
+
 
 def _topology_node(topology: TopologySpec | None, name: str, what: str,
                   accept: Callable[[Any], bool]) -> str:

@@ -62,14 +62,19 @@ class AppTieringExperiment(MemoryExperiment):
             metrics[f"request_latency_us_max_threads_{mode}"] = float(lat[-1])
             metrics[f"request_latency_rise_{mode}"] = float(lat[-1] / lat[0] - 1)
             metrics[f"request_latency_monotone_{mode}"] = bool(np.all(np.diff(lat) >= 0))
-        fig = px.line(sweep, x="threads", y="request_latency_us", color="mode", markers=True,
-                      title=f"{self.app.name}: mean request latency vs worker threads",
-                      labels={"request_latency_us": "request latency (us)"})
-        fig.update_layout(template="plotly_white")
+
+        def figures() -> dict:
+            fig = px.line(sweep, x="threads", y="request_latency_us", color="mode",
+                          markers=True,
+                          title=f"{self.app.name}: mean request latency vs worker threads",
+                          labels={"request_latency_us": "request latency (us)"})
+            fig.update_layout(template="plotly_white")
+            return {"latency": fig}
+
         modes = pd.DataFrame([{"mode": mode, "throughput_rps": r["throughput_rps"],
                                "throughput_change": r["throughput_rps"] / ref - 1,
                                "memory_latency_ns": r["memory_latency_ns"],
                                "bandwidth_GBps": r["bandwidth_GBps"],
                                "utilisation": r["utilisation"]} for mode, r in at.items()])
         return RunResult(self.name, self, metrics, {"modes": modes, "threads": sweep},
-                         {"latency": fig})
+                         self.draw(figures))

@@ -96,7 +96,7 @@ class BiasExperiment(ExperimentSpec):
         metrics["max_speedup_flip_vs_host"] = float(flip["speedup_vs_host"].max())
         metrics["min_speedup_flip_vs_host"] = float(flip["speedup_vs_host"].min())
         return RunResult(self.name, self, metrics, {"phases": phases, "pieces": pieces},
-                         figures(phases, pieces))
+                         self.draw(lambda: figures(phases, pieces)))
 
     def pieces(self, topology: Topology, size: int, burst: int) -> dict:
         """The simulated pieces of a phase over ``size`` bytes, ns."""

@@ -129,7 +129,7 @@ class CacheVsDmaExperiment(ExperimentSpec):
                                   for b in crossover["crossover_B"]]
         return RunResult(self.name, self, self._metrics(topology, points, crossover),
                          {"points": points, "crossover": crossover},
-                         {"transfer time": figure(points)})
+                         self.draw(lambda: {"transfer time": figure(points)}))
 
     def system(self, topology: Topology) -> System:
         """A freshly elaborated system on a new simulation."""

@@ -83,7 +83,7 @@ class CurveCheckExperiment(ExperimentSpec):
         points, summary = pd.DataFrame(rows), pd.DataFrame(summary)
         metrics = {"worst_mean_abs_error_ns": float(summary["mean_abs_error_ns"].max())}
         return RunResult(self.name, self, metrics, {"points": points, "summary": summary},
-                         {"model vs measured": _figure(points)})
+                         self.draw(lambda: {"model vs measured": _figure(points)}))
 
 
 def _figure(points: pd.DataFrame) -> go.Figure:

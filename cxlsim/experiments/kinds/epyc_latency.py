@@ -116,9 +116,10 @@ class EpycLatencyExperiment(ExperimentSpec):
                     mine["latency_ns"] / theirs["latency_ns"])
                 metrics[f"bandwidth_ratio_{ratio}"] = float(
                     mine["bandwidth_GBps"] / theirs["bandwidth_GBps"])
-        figures = {"latency": self._figure(table, "latency_ns", "latency per load (ns)", knees),
-                   "bandwidth": self._figure(table, "bandwidth_GBps",
-                                             "sequential-read bandwidth (GB/s)")}
+        figures = self.draw(lambda: {
+            "latency": self._figure(table, "latency_ns", "latency per load (ns)", knees),
+            "bandwidth": self._figure(table, "bandwidth_GBps",
+                                      "sequential-read bandwidth (GB/s)")})
         knee_table = pd.DataFrame(
             [{"page_size": name, "block_MiB": block, "rise": rise}
              for name, found in knees.items() for block, rise in found],

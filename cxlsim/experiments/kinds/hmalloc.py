@@ -87,8 +87,12 @@ class HmallocExperiment(ExperimentSpec):
                         metrics[f"{case.name}.{region.name}.node{node}"] = pages
         table = pd.DataFrame(rows)
         placed = table[table["pages"] > 0].astype({"node": str})
-        fig = px.bar(placed, x="case", y="MiB", color="node", pattern_shape="region",
-                     title="memory per node: malloc'ed vs hmalloc'ed",
-                     labels={"MiB": "memory (MiB)"})
-        fig.update_layout(template="plotly_white")
-        return RunResult(self.name, self, metrics, {"pages": table}, {"pages per node": fig})
+
+        def figures() -> dict:
+            fig = px.bar(placed, x="case", y="MiB", color="node", pattern_shape="region",
+                         title="memory per node: malloc'ed vs hmalloc'ed",
+                         labels={"MiB": "memory (MiB)"})
+            fig.update_layout(template="plotly_white")
+            return {"pages per node": fig}
+
+        return RunResult(self.name, self, metrics, {"pages": table}, self.draw(figures))

@@ -160,8 +160,12 @@ class WeightedInterleaveExperiment(MemoryExperiment):
         table["gain"] = table.apply(lambda row: row["bandwidth_GBps"] / table[
             (table["mix"] == row["mix"]) & (table["policy"] == "DRAM only")][
             "bandwidth_GBps"].iloc[0] - 1, axis=1)
-        fig = px.bar(table, x="policy", y="bandwidth_GBps", color="mix", barmode="group",
-                     title="bandwidth by page placement (DRAM:CXL weights)",
-                     labels={"bandwidth_GBps": "bandwidth (GB/s)", "policy": "placement"})
-        fig.update_layout(template="plotly_white")
-        return RunResult(self.name, self, metrics, {"points": table}, {"bandwidth": fig})
+
+        def figures() -> dict:
+            fig = px.bar(table, x="policy", y="bandwidth_GBps", color="mix", barmode="group",
+                         title="bandwidth by page placement (DRAM:CXL weights)",
+                         labels={"bandwidth_GBps": "bandwidth (GB/s)", "policy": "placement"})
+            fig.update_layout(template="plotly_white")
+            return {"bandwidth": fig}
+
+        return RunResult(self.name, self, metrics, {"points": table}, self.draw(figures))

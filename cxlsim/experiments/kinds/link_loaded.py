@@ -71,12 +71,16 @@ class LinkLoadedExperiment(ExperimentSpec):
             metrics[f"capacity_GBps_{tag}"] = float(part["capacity_GBps"].iloc[0])
             metrics[f"max_delivered_GBps_{tag}"] = float(part["delivered_GBps"].max())
             metrics[f"lowest_load_latency_ns_{tag}"] = float(part["latency_mean_ns"].iloc[0])
-        fig = px.line(table, x="delivered_GBps", y="latency_mean_ns", color=curve,
-                      markers=True, title="CXL.mem latency vs delivered bandwidth",
-                      labels={"delivered_GBps": "delivered bandwidth (GB/s)",
-                              "latency_mean_ns": "mean latency (ns)", "color": "link"})
-        fig.update_layout(template="plotly_white")
-        return RunResult(self.name, self, metrics, {"points": table}, {"loaded latency": fig})
+
+        def figures() -> dict:
+            fig = px.line(table, x="delivered_GBps", y="latency_mean_ns", color=curve,
+                          markers=True, title="CXL.mem latency vs delivered bandwidth",
+                          labels={"delivered_GBps": "delivered bandwidth (GB/s)",
+                                  "latency_mean_ns": "mean latency (ns)", "color": "link"})
+            fig.update_layout(template="plotly_white")
+            return {"loaded latency": fig}
+
+        return RunResult(self.name, self, metrics, {"points": table}, self.draw(figures))
 
     def _point(self, mode: str, width: int, reads: float, load: float, stream: int) -> dict:
         links = [link.model_copy(update={"flit_mode": mode, "width": width})

@@ -91,7 +91,7 @@ class MlcLoadedLatencyExperiment(MemoryExperiment):
             points = pd.concat(curves, ignore_index=True)
             self._curve_metrics(system, points, band, metrics)
             tables["points"] = points
-            figures = self._curve_figures(points)
+            figures = self.draw(lambda: self._curve_figures(points))
         else:
             for mode, weights in self.modes.items():
                 metrics[f"idle_latency_ns_{mode}"] = idle_latency(system, weights)

@@ -202,14 +202,16 @@ class OrnlTransferExperiment(ExperimentSpec):
         tables = {"transfer": transfer, "penalties": penalties}
         if self.chunks is not None:
             tables["chunks"] = _chunk_table(self.chunks, pcie, cxls)
-        figures = {}
-        if self.figures:
-            figures = {"Figure 2: transfer time": transfer_figure(transfer),
-                       "Figure 3: relative transfer time": relative_figure(transfer)}
+
+        def figures() -> dict:
+            drawn = {"Figure 2: transfer time": transfer_figure(transfer),
+                     "Figure 3: relative transfer time": relative_figure(transfer)}
             if self.chunks is not None:
-                figures["Figure 5: total transfer time vs chunk size"] = \
+                drawn["Figure 5: total transfer time vs chunk size"] = \
                     chunk_figure(tables["chunks"])
-        return RunResult(self.name, self, metrics, tables, figures)
+            return drawn
+
+        return RunResult(self.name, self, metrics, tables, self.draw(figures))
 
 
 def _row(n: int, dev: Device, t_sim: float, t_pcie: float) -> dict:

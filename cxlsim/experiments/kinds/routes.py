@@ -28,8 +28,8 @@ class RoutesExperiment(ExperimentSpec):
             "latency_max_ns": float(table["latency_ns"].max()),
             "bandwidth_min_GBps": float(table["bandwidth_GBps"].min()),
         }
-        figures = {"topology": topology_figure(topo), "routes": routes_figure(table)}
-        return RunResult(self.name, self, metrics, {"routes": table}, figures)
+        return RunResult(self.name, self, metrics, {"routes": table}, self.draw(lambda: {
+            "topology": topology_figure(topo), "routes": routes_figure(table)}))
 
 
 def routes_table(topo: Topology) -> pd.DataFrame:

@@ -322,7 +322,7 @@ class TraceMemoryExperiment(MemoryExperiment):
             tables["damon_regions"] = pd.DataFrame(
                 run.regions, columns=["time_ns", "start_page", "end_page", "nr_accesses", "age"])
         return RunResult(self.name, self, metrics, tables,
-                         self._figures(epochs, names) if self.figures else {})
+                         self.draw(lambda: self._figures(epochs, names)))
 
     def _figures(self, epochs: pd.DataFrame, names: list[str]) -> dict:
         """Each node's traffic, traffic share and resident (hot and cold) pages over time."""

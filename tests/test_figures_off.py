@@ -1,0 +1,40 @@
+"""``figures: false`` draws nothing, in every experiment kind (a sweep's points run so)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import REPO
+from cxlsim.experiments import load_experiment
+from cxlsim.experiments.kinds import kind_modules
+
+#: A shipped experiment of every kind, with what makes it small.
+SMALL_RUNS = {
+    "app-tiering": ("app-cxl-vs-ram", []),
+    "bias": ("bias", ["sizes=[4 KiB, 64 KiB]", "reuse=[1, 2]"]),
+    "cache-vs-dma": ("cache-vs-dma", ["sizes=[64 B, 1 KiB]", "in_flight=[1]", "ops=[read]"]),
+    "curve-check": ("mess-graviton3", []),
+    "deceval-flows": ("deceval-flows", []),
+    "deceval-chunks": ("deceval-chunks", ["chunk_counts=[8, 64]"]),
+    "epyc-latency": ("epyc7452-latency", ["blocks=[2 MiB, 8 MiB, 16 MiB]",
+                                         "compare_block=16 MiB"]),
+    "hmalloc": ("hmalloc", []),
+    "weighted-interleave": ("weighted-interleave", []),
+    "link-loaded": ("link-loaded", ["requests=400", "loads=[0.5]", "widths=[8]"]),
+    "mlc-loaded-latency": ("mlc-loaded-latency", []),
+    "ornl-transfer": ("ornl-transfer", []),
+    "routes": ("switch-pool-routes", []),
+    "trace-memory": ("trace-memory", []),
+}
+
+
+def test_every_kind_has_a_small_run():
+    assert set(SMALL_RUNS) == set(kind_modules())
+
+
+@pytest.mark.parametrize("kind", sorted(SMALL_RUNS))
+def test_figures_false_draws_nothing(kind):
+    name, small = SMALL_RUNS[kind]
+    spec = load_experiment(REPO / "experiments" / f"{name}.yaml", [*small, "figures=false"])
+    assert spec.kind == kind
+    assert spec.run().figures == {}
