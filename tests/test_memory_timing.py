@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import REPO
-from cxlsim.analytic.queues import md1_mean_wait
+from cxlsim.analytic.queues import md1_mean_wait, mdc_mean_wait
 from cxlsim.config import load_document, validate_document
 from cxlsim.devices.requester import PoissonRequester
 from cxlsim.engine import Simulation
@@ -21,7 +21,8 @@ from cxlsim.memory.dram import DramParams, DramTarget
 from cxlsim.memory.epoch import Demand, EpochEngine, MemorySystem
 from cxlsim.memory.placement import policy_shares
 from cxlsim.memory.expander import ExpanderTarget
-from cxlsim.memory.loaded import MemoryNode, md1_wait, mg1_wait
+from cxlsim.memory._latency import md1_wait, mdc_wait, mg1_wait
+from cxlsim.memory.loaded import MemoryNode
 from cxlsim.topology import Topology, load_topology
 from cxlsim.topology.elaborate import System
 
@@ -91,12 +92,14 @@ def test_dram_latency_flat_then_steep(ddr5):
 def test_queue_primitives_match_the_closed_forms():
     for rho in (0.0, 0.3, 0.9):
         assert md1_wait(rho, 2.5) == pytest.approx(md1_mean_wait(rho, 2.5))
-        assert mg1_wait([(rho / 2.5, 2.5)])[1] == pytest.approx(md1_mean_wait(rho, 2.5))
+        assert mg1_wait(rho / 2.5, 2.5, 0.0, 1.0)[1] == pytest.approx(md1_mean_wait(rho, 2.5))
     # two message sizes: P-K with the mixture's second moment
-    rho, wait = mg1_wait([(0.1, 2.0), (0.1, 4.0)])
+    rho, wait = mg1_wait(0.1, 2.0, 0.1, 4.0)
     assert rho == pytest.approx(0.6)
     assert wait == pytest.approx((0.1 * 4 + 0.1 * 16) / (2 * 0.4))
-    assert math.isinf(mg1_wait([(1.0, 1.0)])[1])
+    assert math.isinf(mg1_wait(1.0, 1.0, 0.0, 0.0)[1])
+    for c, a in ((1, 0.5), (8, 6.0), (64, 60.0)):  # Allen-Cunneen: half of M/M/c
+        assert mdc_wait(c, a, 3.0) == mdc_mean_wait(c, a, 3.0)
 
 
 # --------------------------------------------------------------------------- expander

@@ -44,10 +44,12 @@ in the service stretch).
 
 from __future__ import annotations
 
+import numpy as np
 from pydantic import Field
 
 from cxlsim.config.base import StrictModel
-from cxlsim.memory.loaded import Server, md1_wait
+from cxlsim.memory import _latency
+from cxlsim.memory.loaded import Server
 from cxlsim.units import LINE_BYTES, Rate, Size, Time
 
 
@@ -125,6 +127,11 @@ class DramTarget:
         self.params = params
         self.name = name
         self.idle_latency = params.latency if idle is None else idle
+        p = params
+        #: The model as the compiled formulas read it (:mod:`cxlsim.memory._latency`).
+        self.spec = np.array([_latency.DRAM, self.idle_latency, p.peak_bandwidth, p.efficiency,
+                              p.turnaround, p.write_drain, p.line_time, p.burst_lines,
+                              p.bank_time, p.bank_servers], dtype=float)
 
     def capacity(self, read_fraction: float = 1.0) -> float:
         """Largest total bandwidth (reads + writes, B/s) at this mix."""
@@ -136,16 +143,10 @@ class DramTarget:
 
     def servers(self, read_bps: float, write_bps: float) -> list[Server]:
         """The subchannel and bank queues a read crosses, at these offered bandwidths (B/s)."""
-        total = read_bps + write_bps
-        mix = read_bps / total if total > 0 else 1.0
-        p = self.params
-        rho = total / p.sustained_bandwidth(mix)
-        service = p.burst_lines * p.line_time / p.mix_efficiency(mix)
-        out = [Server(self.name, rho, md1_wait(rho, service))]
-        if p.bank_time:
-            bank_rho = total / LINE_BYTES * 1e-9 * p.bank_time / p.bank_servers
-            out.append(Server(f"{self.name}.banks", bank_rho, md1_wait(bank_rho, p.bank_time)))
-        return out
+        rho, wait = np.empty(2), np.empty(2)
+        n = _latency.dram_waits(self.spec, 0, read_bps, write_bps, rho, wait, 0)
+        return [Server(name, float(rho[k]), float(wait[k]))
+                for k, name in enumerate([self.name, f"{self.name}.banks"][:n])]
 
     def read_latency(self, read_bps: float, write_bps: float = 0.0) -> float:
         """Mean read latency, ns, at these offered bandwidths (inf at or past capacity)."""

@@ -17,7 +17,7 @@ Under load, each link direction is a FIFO serializer: downstream it carries M2S 
 (reads) and M2S RwD (writes, with their data), upstream S2M DRS (read data) and S2M
 NDR (write completions) -- the link is full duplex, so reads load the upstream
 direction and writes the downstream one. Each direction is an M/G/1 queue with the two
-message sizes (:func:`~cxlsim.memory.loaded.mg1_wait`). Behind the controller, a
+message sizes (:func:`~cxlsim.memory._latency.mg1_wait`). Behind the controller, a
 ``dram`` node attached to the device (channels, data rate, efficiency, read/write mix)
 gives the DRAM queue (:class:`~cxlsim.memory.dram.DramTarget`; the transaction level
 does not model it); the device's ``media_bandwidth``, if set, is a FIFO server of its
@@ -37,15 +37,16 @@ Not modelled here: the link-layer credit stalls of a device without a request bu
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-from cxlsim.analytic.queues import mdc_mean_wait
+import numpy as np
+
 from cxlsim.link.flits import wire_bytes_per_message
 from cxlsim.link.params import LinkParams
 from cxlsim.link.tlp import cachemem_bandwidth
+from cxlsim.memory import _latency
 from cxlsim.memory.dram import DramParams, DramTarget
-from cxlsim.memory.loaded import Server, md1_wait, mg1_wait
+from cxlsim.memory.loaded import Server
 from cxlsim.units import LINE_BYTES
 
 M2S_REQ, M2S_RWD, S2M_NDR, S2M_DRS = "M2S_REQ", "M2S_RWD", "S2M_NDR", "S2M_DRS"
@@ -126,6 +127,13 @@ class ExpanderTarget:
         self.request_buffer = spec.request_buffer
         self.idle_latency = self._idle(M2S_REQ, S2M_DRS)
         self.idle_write_latency = self._idle(M2S_RWD, S2M_NDR)
+        #: The model as the compiled formulas read it (:mod:`cxlsim.memory._latency`).
+        self.spec = np.concatenate([
+            [_latency.EXPANDER, self.idle_latency, len(self.hops), self.wire[M2S_REQ],
+             self.wire[M2S_RWD], self.wire[S2M_NDR], self.wire[S2M_DRS], media_service,
+             self.request_time, self.request_buffer or 0, self.dram is not None],
+            self.dram.spec if self.dram is not None else [],
+            [h.ns_per_byte for h in self.hops]]).astype(float)
 
     def _idle(self, request: str, response: str) -> float:
         """Unloaded latency, ns, of a transaction sending ``request`` and getting ``response``."""
@@ -165,40 +173,18 @@ class ExpanderTarget:
         return min(self.limits(read_fraction).values())
 
     def servers(self, read_bps: float, write_bps: float) -> list[Server]:
-        """Link directions (down, up) of every hop and the media, at these bandwidths."""
-        reads = read_bps / LINE_BYTES * 1e-9   # lines per ns
-        writes = write_bps / LINE_BYTES * 1e-9
-        out = []
-        for h in self.hops:
-            rho, wait = mg1_wait([(reads, self.wire[M2S_REQ] * h.ns_per_byte),
-                                  (writes, self.wire[M2S_RWD] * h.ns_per_byte)])
-            out.append(Server(f"{h.name}.down", rho, wait))
-            rho, wait = mg1_wait([(reads, self.wire[S2M_DRS] * h.ns_per_byte),
-                                  (writes, self.wire[S2M_NDR] * h.ns_per_byte)])
-            out.append(Server(f"{h.name}.up", rho, wait))
+        """Link directions (down, up) of every hop, the DRAM, the media, the controller and
+        its request buffer, at these bandwidths."""
+        rho, wait = np.empty(_latency.MAX_SERVERS), np.empty(_latency.MAX_SERVERS)
+        n = _latency.expander_waits(self.spec, 0, read_bps, write_bps, rho, wait)
+        names = [f"{h.name}.{way}" for h in self.hops for way in ("down", "up")]
         if self.dram is not None:
-            out += self.dram.servers(read_bps, write_bps)
-        if self._media_service:
-            rho = (reads + writes) * self._media_service
-            out.append(Server(f"{self.name}.media", rho, md1_wait(rho, self._media_service)))
-        if self.request_time:
-            rho = (reads + writes) * self.request_time
-            out.append(Server(f"{self.name}.controller", rho, md1_wait(rho, self.request_time)))
-        if self.request_buffer:
-            out.append(self._buffer(reads + writes, sum(s.wait for s in out)))
-        return out
-
-    def _buffer(self, rate: float, waits: float) -> Server:
-        """The controller's request buffer as ``request_buffer`` servers, each holding a
-        request for its round trip (the idle latency and the waits it meets; the
-        transaction level holds the credit from issue to completion plus its way
-        back): M/D/c, Allen-Cunneen."""
-        c, hold = self.request_buffer, self.idle_latency + waits
-        offered = rate * hold
-        if not math.isfinite(hold) or offered >= c:
-            return Server(f"{self.name}.request_buffer", 1.0 if offered >= c else offered / c,
-                          math.inf)
-        return Server(f"{self.name}.request_buffer", offered / c, mdc_mean_wait(c, offered, hold))
+            names += [self.dram.name, f"{self.dram.name}.banks"][:1 + bool(
+                self.dram.params.bank_time)]
+        names += [f"{self.name}.{queue}" for queue, on in (
+            ("media", self._media_service), ("controller", self.request_time),
+            ("request_buffer", self.request_buffer)) if on]
+        return [Server(name, float(rho[k]), float(wait[k])) for k, name in enumerate(names[:n])]
 
     def read_latency(self, read_bps: float, write_bps: float = 0.0) -> float:
         """Mean CXL.mem read latency, ns, at these offered bandwidths."""

@@ -23,13 +23,12 @@ curves of the same form.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 
-from cxlsim.analytic.queues import md1_mean_wait
 from cxlsim.units import LINE_BYTES, format_bandwidth, format_time
 
 
@@ -40,27 +39,6 @@ class Server:
     name: str
     utilisation: float
     wait: float
-
-
-def md1_wait(rho: float, service: float) -> float:
-    """M/D/1 mean wait (:func:`~cxlsim.analytic.queues.md1_mean_wait`) in ns; infinite at
-    or past saturation, where an epoch's demand can land."""
-    return math.inf if rho >= 1.0 else md1_mean_wait(max(rho, 0.0), service)
-
-
-def mg1_wait(flows: Iterable[tuple[float, float]]) -> tuple[float, float]:
-    """Utilisation and mean wait (ns) of a FIFO server fed by Poisson ``flows``.
-
-    Each flow is ``(arrivals per ns, service ns)``; the P-K formula with the mixture's
-    second moment: ``W = sum(lambda_i S_i^2) / (2 (1 - rho))``.
-    """
-    rho = second = 0.0
-    for rate, service in flows:
-        rho += rate * service
-        second += rate * service * service
-    if rho >= 1.0:
-        return rho, math.inf
-    return rho, second / (2.0 * (1.0 - rho))
 
 
 class Target(Protocol):

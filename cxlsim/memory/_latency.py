@@ -1,0 +1,254 @@
+"""Compiled loaded-latency formulas of the memory targets, and one node's fixed point.
+
+One source for the queues' waits: :class:`~cxlsim.memory.dram.DramTarget` and
+:class:`~cxlsim.memory.expander.ExpanderTarget` report their servers from
+:func:`dram_waits` and :func:`expander_waits`, and the epoch level's equilibrium
+(:meth:`cxlsim.memory.epoch.MemorySystem.solve`) evaluates the same functions in
+:func:`node_fixed_point`, with no Python between the evaluations of its root finder.
+
+A target is a row of floats (its *spec*, a slice of a flat array), laid out as below;
+an expander's spec is followed by its device DRAM's spec (if any) and by the
+nanoseconds per wire byte of each of its links. The arithmetic is the Python models'
+operation for operation, so both give the same floats.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+#: Target kinds (a spec's first float).
+DRAM, EXPANDER = 0, 1
+#: A DRAM spec: kind, idle latency, peak B/s, efficiency, turnaround ns, writes per
+#: drain, ns a line holds a subchannel, lines per burst, bank time ns, banks.
+(K_KIND, D_IDLE, D_PEAK, D_EFF, D_TURN, D_DRAIN, D_LINE, D_BURST, D_BANK_T,
+ D_BANKS) = range(10)
+DRAM_FLOATS = 10
+#: An expander spec: kind, idle latency, links, wire bytes of M2S Req, M2S RwD, S2M NDR,
+#: S2M DRS, media ns a line, controller ns a request, request buffer (0: none), has a
+#: DRAM; then its DRAM spec (if any) and its links' ns per byte.
+(X_IDLE, X_HOPS, X_REQ, X_RWD, X_NDR, X_DRS, X_MEDIA, X_CTRL, X_BUFFER,
+ X_HAS_DRAM) = range(1, 11)
+EXPANDER_FLOATS = 11
+#: Bytes of a cache line.
+LINE = 64.0
+#: Most servers a target reports.
+MAX_SERVERS = 64
+
+
+@njit(cache=True)
+def md1_wait(rho, service):
+    """M/D/1 mean wait (ns), infinite at or past saturation."""
+    if rho >= 1.0:
+        return math.inf
+    rho = max(rho, 0.0)
+    return rho * service / (2 * (1 - rho))
+
+
+@njit(cache=True)
+def mg1_wait(rate1, service1, rate2, service2):
+    """(utilisation, mean wait) of a FIFO server fed by two Poisson flows (P-K)."""
+    rho = second = 0.0
+    rho += rate1 * service1
+    second += rate1 * service1 * service1
+    rho += rate2 * service2
+    second += rate2 * service2 * service2
+    if rho >= 1.0:
+        return rho, math.inf
+    return rho, second / (2.0 * (1.0 - rho))
+
+
+@njit(cache=True)
+def mdc_wait(servers, offered, service):
+    """M/D/c mean wait, Allen-Cunneen: half the M/M/c wait (Erlang C from Erlang B)."""
+    b = 1.0
+    for k in range(1, servers + 1):
+        b = offered * b / (k + offered * b)
+    rho = offered / servers
+    return b / (1 - rho * (1 - b)) * service / (servers - offered) / 2
+
+
+@njit(cache=True)
+def mix_efficiency(spec, at, read_fraction):
+    """Sustained fraction of the peak at this read fraction (DramParams.mix_efficiency)."""
+    minority = min(read_fraction, 1.0 - read_fraction)
+    if minority <= 0.0 or spec[at + D_TURN] == 0.0:
+        return spec[at + D_EFF]
+    busy = spec[at + D_DRAIN] / minority * spec[at + D_LINE]
+    return spec[at + D_EFF] / (1.0 + spec[at + D_TURN] / busy)
+
+
+@njit(cache=True)
+def dram_waits(spec, at, read_bps, write_bps, rho, wait, n):
+    """The subchannel and bank queues of the DRAM spec at ``at``: their utilisations and
+    waits go to ``rho[n:]``, ``wait[n:]``; returns the new ``n``."""
+    total = read_bps + write_bps
+    mix = read_bps / total if total > 0 else 1.0
+    eff = mix_efficiency(spec, at, mix)
+    rho[n] = total / (spec[at + D_PEAK] * eff)
+    wait[n] = md1_wait(rho[n], spec[at + D_BURST] * spec[at + D_LINE] / eff)
+    n += 1
+    if spec[at + D_BANK_T]:
+        rho[n] = total / LINE * 1e-9 * spec[at + D_BANK_T] / spec[at + D_BANKS]
+        wait[n] = md1_wait(rho[n], spec[at + D_BANK_T])
+        n += 1
+    return n
+
+
+@njit(cache=True)
+def expander_waits(spec, at, read_bps, write_bps, rho, wait):
+    """The queues of the expander spec at ``at``: each link's down and up directions, its
+    DRAM's, the media, the controller, the request buffer; returns how many."""
+    reads = read_bps / LINE * 1e-9  # lines per ns
+    writes = write_bps / LINE * 1e-9
+    hops = int(spec[at + X_HOPS])
+    has_dram = spec[at + X_HAS_DRAM] != 0.0
+    links = at + EXPANDER_FLOATS + (DRAM_FLOATS if has_dram else 0)
+    n = 0
+    for h in range(hops):
+        nspb = spec[links + h]
+        rho[n], wait[n] = mg1_wait(reads, spec[at + X_REQ] * nspb, writes,
+                                   spec[at + X_RWD] * nspb)
+        rho[n + 1], wait[n + 1] = mg1_wait(reads, spec[at + X_DRS] * nspb, writes,
+                                           spec[at + X_NDR] * nspb)
+        n += 2
+    if has_dram:
+        n = dram_waits(spec, at + EXPANDER_FLOATS, read_bps, write_bps, rho, wait, n)
+    for service in (spec[at + X_MEDIA], spec[at + X_CTRL]):
+        if service:
+            rho[n] = (reads + writes) * service
+            wait[n] = md1_wait(rho[n], service)
+            n += 1
+    c = int(spec[at + X_BUFFER])
+    if c:
+        waits = 0.0
+        for k in range(n):
+            waits += wait[k]
+        hold = spec[at + X_IDLE] + waits
+        offered = (reads + writes) * hold
+        if not math.isfinite(hold) or offered >= c:
+            rho[n] = 1.0 if offered >= c else offered / c
+            wait[n] = math.inf
+        else:
+            rho[n] = offered / c
+            wait[n] = mdc_wait(c, offered, hold)
+        n += 1
+    return n
+
+
+@njit(cache=True)
+def target_latency(spec, at, read_bps, write_bps, rho, wait):
+    """Mean read latency (ns) of the target spec at ``at``: idle plus the waits."""
+    if spec[at + K_KIND] == DRAM:
+        n = dram_waits(spec, at, read_bps, write_bps, rho, wait, 0)
+    else:
+        n = expander_waits(spec, at, read_bps, write_bps, rho, wait)
+    total = 0.0
+    for k in range(n):
+        total += wait[k]
+    return spec[at + 1] + total
+
+
+@njit(cache=True)
+def node_latency(spec, starts, fractions, first, last, read_bps, write_bps, rho, wait):
+    """Mean read latency of a node interleaving targets ``first`` to ``last - 1`` (their
+    specs at ``starts[k]``) by ``fractions[k]``."""
+    total = 0.0
+    for k in range(first, last):
+        f = fractions[k]
+        total += f * target_latency(spec, starts[k], f * read_bps, f * write_bps, rho, wait)
+    return total
+
+
+@njit(cache=True)
+def _excess(x, node, spec, starts, fractions, targets, threads, mlp, gap, read_fraction,
+            shares, order, latency, rho, wait):
+    """x minus node ``node``'s latency at the load the demands put on it when its
+    latency is ``x`` (the others' in ``latency``): increasing in x, zero at the point.
+    Demand ``d`` shares ``shares[d, m]`` of its accesses to node ``m``; ``order[d]``
+    lists its nodes as its shares do (-1 after the last): its mean latency adds them
+    in that order."""
+    latency[node] = x
+    reads = 0.0
+    writes = 0.0
+    for d in range(threads.shape[0]):
+        mean = 0.0
+        for k in range(order.shape[1]):
+            m = order[d, k]
+            if m < 0:
+                break
+            if shares[d, m] > 0:
+                mean += shares[d, m] * latency[m]
+        rate = mlp[d] / (mlp[d] * gap[d] + mean)
+        line_rate = threads[d] * rate * shares[d, node] * 1e9 * LINE
+        reads += line_rate
+        writes += line_rate * (1 - read_fraction[d]) / read_fraction[d]
+    return x - node_latency(spec, starts, fractions, targets[node], targets[node + 1], reads,
+                            writes, rho, wait)
+
+
+@njit(cache=True)
+def node_fixed_point(node, idle, tol, spec, starts, fractions, targets, threads, mlp, gap,
+                     read_fraction, shares, order, latency):
+    """Node ``node``'s latency consistent with its own load, the other nodes held at
+    ``latency`` (:meth:`~cxlsim.memory.epoch.MemorySystem._node_fixed_point`): idle if
+    the demands do not load it past idle, else Brent's root of the excess in a bracket
+    doubled from ``[idle, max(2 idle, latency[node])]``. Node ``m``'s targets are
+    ``targets[m]`` to ``targets[m + 1] - 1`` of ``starts`` and ``fractions``."""
+    lat = latency.copy()
+    rho = np.empty(MAX_SERVERS)
+    wait = np.empty(MAX_SERVERS)
+    args = (node, spec, starts, fractions, targets, threads, mlp, gap, read_fraction, shares,
+            order, lat, rho, wait)
+    lo = idle
+    if _excess(lo, *args) >= 0:
+        return lo
+    hi = max(2 * lo, latency[node])
+    while _excess(hi, *args) < 0:
+        lo, hi = hi, 2 * hi
+    return _brent(lo, hi, tol * lo, 4 * np.finfo(np.float64).eps, args)
+
+
+@njit(cache=True)
+def _brent(xa, xb, xtol, rtol, args):
+    """Brent's root of :func:`_excess` in ``[xa, xb]`` (the root bracketed), step for
+    step as SciPy's ``brentq``: inverse quadratic or secant steps kept while they beat
+    bisection, bisection otherwise."""
+    xpre, xcur = xa, xb
+    xblk = fblk = spre = scur = 0.0
+    fpre = _excess(xpre, *args)
+    fcur = _excess(xcur, *args)
+    if fpre == 0:
+        return xpre
+    if fcur == 0:
+        return xcur
+    for _ in range(100):
+        if fpre != 0 and fcur != 0 and (fpre < 0) != (fcur < 0):
+            xblk, fblk = xpre, fpre
+            spre = scur = xcur - xpre
+        if abs(fblk) < abs(fcur):
+            xpre, xcur, xblk = xcur, xblk, xcur
+            fpre, fcur, fblk = fcur, fblk, fcur
+        delta = (xtol + rtol * abs(xcur)) / 2
+        sbis = (xblk - xcur) / 2
+        if fcur == 0 or abs(sbis) < delta:
+            return xcur
+        if abs(spre) > delta and abs(fcur) < abs(fpre):
+            if xpre == xblk:  # secant
+                stry = -fcur * (xcur - xpre) / (fcur - fpre)
+            else:  # inverse quadratic
+                dpre = (fpre - fcur) / (xpre - xcur)
+                dblk = (fblk - fcur) / (xblk - xcur)
+                stry = -fcur * (fblk * dblk - fpre * dpre) / (dblk * dpre * (fblk - fpre))
+            if 2 * abs(stry) < min(abs(spre), 3 * abs(sbis) - delta):
+                spre, scur = scur, stry
+            else:
+                spre = scur = sbis
+        else:
+            spre = scur = sbis
+        xpre, fpre = xcur, fcur
+        xcur += scur if abs(scur) > delta else (delta if sbis > 0 else -delta)
+        fcur = _excess(xcur, *args)
+    return xcur
