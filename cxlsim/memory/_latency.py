@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit
 
 #: Target kinds (a spec's first float).
-DRAM, EXPANDER = 0, 1
+DRAM, EXPANDER, CURVES = 0, 1, 2
 #: A DRAM spec: kind, idle latency, peak B/s, efficiency, turnaround ns, writes per
 #: drain, ns a line holds a subchannel, lines per burst, bank time ns, banks.
 (K_KIND, D_IDLE, D_PEAK, D_EFF, D_TURN, D_DRAIN, D_LINE, D_BURST, D_BANK_T,
@@ -32,6 +32,10 @@ DRAM_FLOATS = 10
 (X_IDLE, X_HOPS, X_REQ, X_RWD, X_NDR, X_DRS, X_MEDIA, X_CTRL, X_BUFFER,
  X_HAS_DRAM) = range(1, 11)
 EXPANDER_FLOATS = 11
+#: A curves spec: kind, idle latency, curves; then per curve (by read fraction): its read
+#: fraction, points, the points' bandwidths (B/s) and latencies (ns).
+C_IDLE, C_CURVES = 1, 2
+CURVES_FLOATS = 3
 #: Bytes of a cache line.
 LINE = 64.0
 #: Most servers a target reports.
@@ -139,8 +143,65 @@ def expander_waits(spec, at, read_bps, write_bps, rho, wait):
 
 
 @njit(cache=True)
+def _curve_pair(spec, at, read_fraction):
+    """The measured curves around ``read_fraction`` and the weight of the second:
+    (offset of one, offset of the other, weight); the nearest one outside their range."""
+    first = at + CURVES_FLOATS
+    last = first
+    for _ in range(int(spec[at + C_CURVES]) - 1):
+        last += 2 + 2 * int(spec[last + 1])
+    if read_fraction <= spec[first]:
+        return first, first, 0.0
+    if read_fraction >= spec[last]:
+        return last, last, 0.0
+    a = first
+    b = a + 2 + 2 * int(spec[a + 1])
+    while spec[b] < read_fraction:  # the first curve at or above the fraction
+        a = b
+        b = a + 2 + 2 * int(spec[a + 1])
+    return a, b, (read_fraction - spec[a]) / (spec[b] - spec[a])
+
+
+@njit(cache=True)
+def curves_capacity(spec, at, read_fraction):
+    """Bandwidth (B/s) at the last measured point, interpolated between the curves."""
+    a, b, w = _curve_pair(spec, at, read_fraction)
+    return (1 - w) * spec[a + 1 + int(spec[a + 1])] + w * spec[b + 1 + int(spec[b + 1])]
+
+
+@njit(cache=True)
+def _curve_at(spec, c, bandwidth):
+    """Latency read off curve ``c`` at ``bandwidth`` (infinite past its last point)."""
+    points = int(spec[c + 1])
+    bw = spec[c + 2:c + 2 + points]
+    if bandwidth > bw[points - 1]:
+        return math.inf
+    return np.interp(bandwidth, bw, spec[c + 2 + points:c + 2 + 2 * points])
+
+
+@njit(cache=True)
+def curves_latency(spec, at, read_bps, write_bps):
+    """Mean read latency off the measured curves: each curve read at the same fraction of
+    its capacity, the two around the mix weighted linearly (CurveTarget)."""
+    total = read_bps + write_bps
+    mix = read_bps / total if total > 0 else 1.0
+    capacity = curves_capacity(spec, at, mix)
+    if total > capacity:
+        return math.inf
+    a, b, w = _curve_pair(spec, at, mix)
+    u = total / capacity
+    top_a = spec[a + 1 + int(spec[a + 1])]
+    top_b = spec[b + 1 + int(spec[b + 1])]
+    la = _curve_at(spec, a, min(u * top_a, top_a))
+    lb = _curve_at(spec, b, min(u * top_b, top_b))
+    return (1 - w) * la + w * lb
+
+
+@njit(cache=True)
 def target_latency(spec, at, read_bps, write_bps, rho, wait):
     """Mean read latency (ns) of the target spec at ``at``: idle plus the waits."""
+    if spec[at + K_KIND] == CURVES:
+        return curves_latency(spec, at, read_bps, write_bps)
     if spec[at + K_KIND] == DRAM:
         n = dram_waits(spec, at, read_bps, write_bps, rho, wait, 0)
     else:

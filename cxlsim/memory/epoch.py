@@ -36,16 +36,19 @@ per-epoch bandwidth feeds loaded latency back, and cores contend for the nodes.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from cxlsim.memory import _latency
 from cxlsim.memory.dram import DramParams, DramTarget
 from cxlsim.memory.expander import ExpanderTarget
 from cxlsim.memory.hierarchy import access_cores
 from cxlsim.memory.loaded import MemoryNode, Target
 from cxlsim.units import LINE_BYTES
+
+_FixedPoint = Callable[[str, dict[str, float], float], float]
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,7 @@ class MemorySystem:
 
     def __init__(self, nodes: Mapping[str, MemoryNode]) -> None:
         self.nodes = dict(nodes)
+        self._specs: tuple | None = None  # the targets as the compiled solver reads them
 
     @classmethod
     def from_topology(cls, topology, host: str = "host0",
@@ -169,14 +173,15 @@ class MemorySystem:
         active = [n for n in self.nodes if any(d.shares.get(n, 0) > 0 and d.threads > 0
                                                for d in demands)]
         x = np.array([latency[n] for n in active])
+        fixed = self._fixed_points(demands)
         sweeps, moved = 0, math.inf
         for sweeps in range(1, max_sweeps + 1):
-            p = self._psi(active, demands, x, latency, tol)
+            p = self._psi(active, fixed, x, latency, tol)
             moved = float(np.max(np.abs(p - x) / x)) if x.size else 0.0
             if moved <= tol or len(active) <= 1:
                 x = p
                 break
-            x = self._newton(active, demands, x, p, latency, tol)
+            x = self._newton(active, fixed, x, p, latency, tol)
         else:
             raise RuntimeError(f"no equilibrium within {max_sweeps} iterations "
                                f"(moved {moved:.3g})")
@@ -189,14 +194,14 @@ class MemorySystem:
             rates=rates, latencies=[d.mean_latency(latency) for d in demands], sweeps=sweeps,
             servers={n: node.servers(reads[n], writes[n]) for n, node in self.nodes.items()})
 
-    def _psi(self, active: list[str], demands: Sequence[Demand], x: np.ndarray,
+    def _psi(self, active: list[str], fixed: _FixedPoint, x: np.ndarray,
              latency: dict[str, float], tol: float) -> np.ndarray:
         """Each active node's own fixed point with the other nodes at ``x`` (Jacobi)."""
         base = dict(latency)
         base.update(zip(active, x))
-        return np.array([self._node_fixed_point(n, demands, base, tol * 1e-2) for n in active])
+        return np.array([fixed(n, base, tol * 1e-2) for n in active])
 
-    def _newton(self, active: list[str], demands: Sequence[Demand], x: np.ndarray,
+    def _newton(self, active: list[str], fixed: _FixedPoint, x: np.ndarray,
                 p: np.ndarray, latency: dict[str, float], tol: float) -> np.ndarray:
         """A Newton step on ``x = psi(x)`` (finite-difference Jacobian), kept only if it
         lowers the residual; else the plain iterate ``psi(x)``."""
@@ -206,37 +211,50 @@ class MemorySystem:
             h = 1e-6 * x[m]
             xh = x.copy()
             xh[m] += h
-            jac[:, m] = (self._psi(active, demands, xh, latency, tol) - p) / h
+            jac[:, m] = (self._psi(active, fixed, xh, latency, tol) - p) / h
         try:
             step = np.linalg.solve(np.eye(n) - jac, p - x)
         except np.linalg.LinAlgError:
             return p
         idle = np.array([self.nodes[a].idle_latency for a in active])
         cand = np.maximum(x + step, idle)
-        res_cand = np.max(np.abs(self._psi(active, demands, cand, latency, tol) - cand) / cand)
-        res_p = np.max(np.abs(self._psi(active, demands, p, latency, tol) - p) / p)
+        res_cand = np.max(np.abs(self._psi(active, fixed, cand, latency, tol) - cand) / cand)
+        res_p = np.max(np.abs(self._psi(active, fixed, p, latency, tol) - p) / p)
         return cand if res_cand < res_p else p
 
-    def _node_fixed_point(self, n: str, demands: Sequence[Demand],
-                          latency: dict[str, float], tol: float) -> float:
-        node = self.nodes[n]
-        trial = dict(latency)
+    def _fixed_points(self, demands: Sequence[Demand]) -> _FixedPoint:
+        """``fixed(n, latency, tol)``: node ``n``'s latency consistent with its own load
+        under ``demands``, the other nodes at ``latency`` -- idle if they do not load it
+        past idle, else the root of its excess by Brent's method, compiled
+        (:func:`cxlsim.memory._latency.node_fixed_point`) over the targets' own
+        compiled models."""
+        names = list(self.nodes)
+        index = {n: k for k, n in enumerate(names)}
+        if self._specs is None:
+            specs, starts, fractions, bounds = [], [], [], [0]
+            for node in self.nodes.values():
+                for f, target in zip(node.fractions, node.targets):
+                    starts.append(sum(len(sp) for sp in specs))
+                    specs.append(target.spec)
+                    fractions.append(f)
+                bounds.append(len(starts))
+            self._specs = (np.concatenate(specs), np.array(starts, np.int64),
+                           np.array(fractions), np.array(bounds, np.int64))
+        shares = np.zeros((len(demands), len(names)))
+        order = np.full((len(demands), max((len(d.shares) for d in demands), default=1)), -1,
+                        np.int64)
+        for i, d in enumerate(demands):
+            for k, (n, s) in enumerate(d.shares.items()):  # a mean latency adds in this order
+                shares[i, index[n]], order[i, k] = s, index[n]
+        arrays = (*self._specs, *(np.array([getattr(d, a) for d in demands], float)
+                                  for a in ("threads", "mlp", "gap", "read_fraction")),
+                  shares, order)
 
-        def excess(x: float) -> float:  # increasing in x; zero at the fixed point
-            trial[n] = x
-            reads, writes, _ = self._loads(demands, trial, n)
-            return x - node.read_latency(reads[n], writes[n])
+        def fixed(n: str, latency: dict[str, float], tol: float) -> float:
+            return _latency.node_fixed_point(index[n], self.nodes[n].idle_latency, tol,
+                                             *arrays, np.array([latency[m] for m in names]))
 
-        lo = node.idle_latency
-        if excess(lo) >= 0:
-            return lo
-        hi = max(2 * lo, latency[n])
-        while excess(hi) < 0:
-            lo, hi = hi, 2 * hi
-        from scipy.optimize import brentq  # here: importing the model needs no scipy
-
-        # Brent's method: the bracket's root in ~10 evaluations where bisection took ~40
-        return brentq(excess, lo, hi, xtol=tol * lo, rtol=4 * np.finfo(float).eps)
+        return fixed
 
 
 class EpochEngine:

@@ -22,13 +22,13 @@ curves of the same form.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 
+from cxlsim.memory import _latency
 from cxlsim.units import LINE_BYTES, format_bandwidth, format_time
 
 
@@ -128,12 +128,6 @@ class Curve:
         if problem:
             raise ValueError(f"curve at read fraction {self.read_fraction:g}: {problem}")
 
-    def at(self, bandwidth: float) -> float:
-        """Interpolated latency; the first point below it, infinite past the last point."""
-        if bandwidth > self.bandwidth[-1]:
-            return math.inf
-        return float(np.interp(bandwidth, self.bandwidth, self.latency))
-
 
 class CurveTarget:
     """A target whose loaded latency is read off measured curves (one per read fraction).
@@ -148,33 +142,16 @@ class CurveTarget:
         self.name = name
         self.curves = sorted(curves, key=lambda c: c.read_fraction)
         self.idle_latency = min(float(c.latency[0]) for c in self.curves)
-
-    def _pair(self, read_fraction: float) -> tuple[Curve, Curve, float]:
-        fr = [c.read_fraction for c in self.curves]
-        if read_fraction <= fr[0]:
-            return self.curves[0], self.curves[0], 0.0
-        if read_fraction >= fr[-1]:
-            return self.curves[-1], self.curves[-1], 0.0
-        j = int(np.searchsorted(fr, read_fraction))
-        a, b = self.curves[j - 1], self.curves[j]
-        return a, b, (read_fraction - a.read_fraction) / (b.read_fraction - a.read_fraction)
+        #: The model as the compiled formulas read it (:mod:`cxlsim.memory._latency`).
+        self.spec = np.concatenate([[_latency.CURVES, self.idle_latency, len(self.curves)],
+                                    *([c.read_fraction, c.bandwidth.size, *c.bandwidth,
+                                       *c.latency] for c in self.curves)]).astype(float)
 
     def capacity(self, read_fraction: float = 1.0) -> float:
-        a, b, w = self._pair(read_fraction)
-        return (1 - w) * float(a.bandwidth[-1]) + w * float(b.bandwidth[-1])
+        return _latency.curves_capacity(self.spec, 0, read_fraction)
 
     def read_latency(self, read_bps: float, write_bps: float = 0.0) -> float:
-        total = read_bps + write_bps
-        mix = read_bps / total if total > 0 else 1.0
-        if total > self.capacity(mix):
-            return math.inf
-        a, b, w = self._pair(mix)
-        # interpolate at the same fraction of each curve's capacity, so that the
-        # saturation point moves smoothly with the mix
-        u = total / self.capacity(mix)
-        la = a.at(min(u * float(a.bandwidth[-1]), float(a.bandwidth[-1])))
-        lb = b.at(min(u * float(b.bandwidth[-1]), float(b.bandwidth[-1])))
-        return (1 - w) * la + w * lb
+        return _latency.curves_latency(self.spec, 0, read_bps, write_bps)
 
     def servers(self, read_bps: float, write_bps: float) -> list[Server]:
         total = read_bps + write_bps
