@@ -62,7 +62,8 @@ CHECK_MODULES = ("tpp", "hmsdk", "checks")  # the longest first: they start firs
 
 
 def registered_checks() -> list[tuple[tuple[str, ...], Check]]:
-    """The registered checks, importing the modules that define them."""
+    """The registered checks, importing the modules that define them; in the order of
+    :data:`CHECK_MODULES` whichever imports which (a module may import another's helpers)."""
     for module in CHECK_MODULES:
         import_module(f"{__package__}.{module}")
-    return list(_CHECKS)
+    return sorted(_CHECKS, key=lambda c: CHECK_MODULES.index(c[1].__module__.rpartition(".")[2]))
