@@ -410,7 +410,10 @@ class KernelMemory:
         return {name: int(v[node]) for name, v in self._stat.items()}
 
     def _count(self, name: str, node: int | np.ndarray, n: int | np.ndarray = 1) -> None:
-        np.add.at(self._stat[name], node, n)
+        if isinstance(node, (int, np.integer)) and isinstance(n, (int, np.integer)):
+            self._stat[name][node] += n  # one node: no scatter (reclaim counts often)
+        else:
+            np.add.at(self._stat[name], node, n)
 
     def _unlink(self, pages: np.ndarray) -> None:
         """Take resident ``pages`` off their lists (counts only)."""
@@ -434,6 +437,8 @@ class KernelMemory:
               flag: int | np.ndarray = 0) -> None:
         """Put resident ``pages`` at the head of ``lru``, on node ``dest`` if given (a
         move the placement records with ``flag``), else on their own node."""
+        if not pages.size:  # reclaim's moves are empty a third of the time
+            return
         self._unlink(pages)
         if dest is not None:
             self.placement.move(pages, dest, flag)
@@ -441,6 +446,8 @@ class KernelMemory:
 
     def _drop(self, pages: np.ndarray) -> None:
         """Free resident ``pages`` (off their lists, flags cleared)."""
+        if not pages.size:
+            return
         self._unlink(pages)
         self.placement.free(pages)
         self.lru[pages] = NONE
