@@ -56,7 +56,8 @@ def _run(streaming, paths, poissons, slots, warmup, keep, seed):
     for k, spec in enumerate(paths):
         mode = spec["down"][0][1].flit or "68B"
         wire = {kind: wire_bytes_per_message(mode, kind) for kind in KINDS}
-        down = [(lat, LinkDirection(sim, f"d{k}_{i}", p)) for i, (lat, p) in enumerate(spec["down"])]
+        down = [(lat, LinkDirection(sim, f"d{k}_{i}", p))
+                for i, (lat, p) in enumerate(spec["down"])]
         up = [(lat, LinkDirection(sim, f"u{k}_{i}", p)) for i, (lat, p) in enumerate(spec["up"])]
         if spec["shared_link"]:  # through the host's pair, shared with the others
             down[0] = (down[0][0], host[0])

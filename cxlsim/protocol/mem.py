@@ -88,6 +88,11 @@ class MemPath(Route):
         return (self.completed == 0 and not self.req_credits.in_use
                 and not self.rwd_credits.in_use)
 
+    def stages(self) -> list[Any]:
+        """The links (down, then up) and the device this path sends through."""
+        _, down, device, _, up, *_ = self.route()
+        return [*(link for link, _ in down), *(link for link, _ in up), device]
+
     def route(self) -> tuple[float, list, Any, float, list, tuple[float, ...], float, bool]:
         """(latency before the first link, [(down link, latency after)], device, latency
         after the device, [(up link, latency after)], wire bytes of (Req, RwD, NDR, DRS),

@@ -89,20 +89,16 @@ class Source(Component):
 def _group(source: Source) -> list[Source]:
     """The sources reachable from ``source`` through shared paths, links or devices, in
     creation order."""
-    def stages(path: Any) -> list[Any]:
-        _, down, device, _, up, *_ = path.route()
-        return [*(link for link, _ in down), *(link for link, _ in up), device]
-
     users: dict[int, list[Source]] = {}  # a stage's sources
     for other in source.sim.walk():
         if isinstance(other, Source):
             for path in other.paths:
-                for stage in stages(path):
+                for stage in path.stages():
                     users.setdefault(id(stage), []).append(other)
     seen, todo = {id(source): source}, [source]
     while todo:
         for path in todo.pop().paths:
-            for stage in stages(path):
+            for stage in path.stages():
                 for other in users[id(stage)]:
                     if id(other) not in seen:
                         seen[id(other)] = other
@@ -120,8 +116,7 @@ def _streamable(sim: Any, group: list[Source]) -> bool:
     for path in {id(p): p for s in group for p in s.paths}.values():
         if not path.untouched:
             return False
-        _, down, device, _, up, *_ = path.route()
-        for stage in (*(link for link, _ in down), *(link for link, _ in up), device):
+        for stage in path.stages():
             claims[id(stage)] += 1
             stages[id(stage)] = stage
     links = [st for st in stages.values() if hasattr(st, "cachemem_ns_per_byte")]
@@ -193,9 +188,11 @@ def _stream(sim: Any, group: list[Source]) -> None:
         np.array(cdf, float))
 
     for lk, row in zip(link_objs, link_t.tolist()):
-        lk.free_at, lk.busy_ns, lk.sent_bytes[CACHEMEM] = row[K.L_FREE], row[K.L_BUSY], row[K.L_SENT]
+        lk.free_at, lk.busy_ns = row[K.L_FREE], row[K.L_BUSY]
+        lk.sent_bytes[CACHEMEM] = row[K.L_SENT]
     for d, row in zip(dev_objs, dev_t.tolist()):
-        d.controller_free, d.free_at, d.accesses = row[K.D_CTRL], row[K.D_FREE], int(row[K.D_ACC])
+        d.controller_free, d.free_at = row[K.D_CTRL], row[K.D_FREE]
+        d.accesses = int(row[K.D_ACC])
     for k, c in enumerate(pool_objs):
         c.restore(int(pool_t[k, K.C_AVAIL]), int(pool_t[k, K.C_STALLS]),
                   ret[offsets[k]:offsets[k] + pool_t[k, K.C_CNT]].tolist())
