@@ -34,7 +34,7 @@ DRAM_FLOATS = 10
 EXPANDER_FLOATS = 11
 #: A curves spec: kind, idle latency, curves; then per curve (by read fraction): its read
 #: fraction, points, the points' bandwidths (B/s) and latencies (ns).
-C_IDLE, C_CURVES = 1, 2
+C_CURVES = 2
 CURVES_FLOATS = 3
 #: Bytes of a cache line.
 LINE = 64.0
@@ -209,7 +209,7 @@ def target_latency(spec, at, read_bps, write_bps, rho, wait):
     total = 0.0
     for k in range(n):
         total += wait[k]
-    return spec[at + 1] + total
+    return spec[at + D_IDLE] + total  # every kind keeps its idle latency there
 
 
 @njit(cache=True)
