@@ -34,6 +34,7 @@ class _Cache:
         self.pid = os.getpid()
         self.folder: Path | None = None
         self.kept: OrderedDict[Hashable, tuple[Path, list[Any]]] = OrderedDict()
+        self.made: dict[Hashable, Path] = {}  # the folder made for each kept trace
 
     def own_folder(self) -> Path:
         if self.folder is None:
@@ -64,8 +65,10 @@ def generated(key: Hashable, records: int, make: Callable[[Path], Path],
         _cache.kept.move_to_end(key)
         return _cache.kept[key]
     folder = Path(tempfile.mkdtemp(dir=_cache.own_folder()))
+    _cache.made[key] = folder
     _cache.kept[key] = (make(folder), [None])
     while len(_cache.kept) > CACHED_TRACES:
-        _, (path, _) = _cache.kept.popitem(last=False)
-        shutil.rmtree(path.parent, ignore_errors=True)  # a folder made above
+        old, _ = _cache.kept.popitem(last=False)
+        # the folder mkdtemp made above, whatever path ``make`` returned
+        shutil.rmtree(_cache.made.pop(old), ignore_errors=True)
     return _cache.kept[key]
