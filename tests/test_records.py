@@ -16,8 +16,9 @@ from cxlsim.traces.native import WRITE
 
 @settings(max_examples=60, deadline=None)
 @given(threads=st.lists(st.integers(0, 5), min_size=1, max_size=200),
-       cores=st.integers(1, 4), seed=st.integers(0, 100))
-def test_grouping_is_the_stable_sort_by_core(threads, cores, seed):
+       cores=st.integers(1, 4), seed=st.integers(0, 100), sample=st.booleans())
+def test_grouping_is_the_stable_sort_by_core(threads, cores, seed, sample):
+    """Every record (or, sampling, those of kept pages, renumbered) by core in order."""
     rng = np.random.default_rng(seed)
     n = len(threads)
     thread = np.array([t * 1000 + 7 for t in threads], np.uint32)  # any thread ids
@@ -25,10 +26,15 @@ def test_grouping_is_the_stable_sort_by_core(threads, cores, seed):
     records = {"addr": rng.integers(0, 2**40, n).astype(np.uint64), "thread": thread,
                "op": rng.integers(0, 2, n).astype(np.uint8)}
     core_of = {int(t): i % cores for i, t in enumerate(dict.fromkeys(thread.tolist()))}
-    got = RecordGrouper(core_of, cores, 12).group(ids, records)
+    rank = np.where(rng.random(50) < 0.5, rng.permutation(50), -1) if sample else None
+    got = RecordGrouper(core_of, cores, 12, rank).group(ids, records)
     which = np.array([core_of[int(t)] for t in thread])
+    assert got.records.tolist() == np.bincount(which, minlength=cores).tolist()
+    pages = ids if rank is None else rank[ids]
+    kept = pages >= 0
+    which, pages, addr = which[kept], pages[kept], records["addr"][kept]
     order = np.argsort(which, kind="stable")
-    vaddr = ids << 12 | (records["addr"].astype(np.int64) & 4095)
+    vaddr = pages << 12 | (addr.astype(np.int64) & 4095)
     assert got.vaddr.tolist() == vaddr[order].tolist()
     assert got.bounds.tolist() == np.searchsorted(which[order], np.arange(cores + 1)).tolist()
     assert got.writes == int((records["op"] == WRITE).sum())

@@ -81,11 +81,14 @@ class Shootdown:
 
 @dataclass
 class Migrator:
-    """Applies :class:`MigrationParams` to a run's moves on its cores."""
+    """Applies :class:`MigrationParams` to a run's moves on its cores; ``vpns`` gives
+    each page's number in the cores' TLBs, -1 for none (a sampled run's,
+    :mod:`cxlsim.memory.sampling`; default: the page's own)."""
 
     params: MigrationParams
     cores: Sequence[CoreMemory]
     rng: np.random.Generator
+    vpns: np.ndarray | None = None
     _window: float = 0.0
     _promoted: dict[int, int] = field(default_factory=dict)
     _demoted: dict[int, int] = field(default_factory=dict)
@@ -103,8 +106,9 @@ class Migrator:
                     core.flush_tlbs()
                 flushed = p.flush_ceiling
             else:
+                held = group if self.vpns is None else self.vpns[group]
                 for core in self.cores:
-                    core.invalidate_pages(group)
+                    core.invalidate_pages(held[held >= 0])
                 flushed = group.size
             out.per_core += flushed * p.tlb_flush_page
             out.initiator += p.ipi if len(self.cores) > 1 else 0.0

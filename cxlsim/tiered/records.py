@@ -29,54 +29,73 @@ T = TypeVar("T")
 @dataclass
 class EpochRecords:
     """One epoch's records: ``vaddr[bounds[c]:bounds[c + 1]]`` are core ``c``'s, in
-    trace order; ``writes`` of them write."""
+    trace order (only the sampled pages' when sampling, :mod:`cxlsim.memory.sampling`);
+    ``records[c]`` is how many core ``c`` made in all, ``writes`` of them write."""
 
     vaddr: np.ndarray
     bounds: np.ndarray
+    records: np.ndarray
     writes: int
 
 
 @njit(cache=True, nogil=True)
-def _group(ids, addr, thread, op, keys, core_of, page_shift, write, vaddr, bounds) -> int:
-    """Fill ``vaddr`` with the records' virtual addresses grouped by core (``bounds[c]``:
-    where core ``c``'s start); returns how many records write."""
+def _group(ids, addr, thread, op, keys, core_of, page_shift, write, rank, vaddr, bounds,
+           records) -> int:
+    """Fill ``vaddr`` with the virtual addresses of the records of kept pages (``rank``:
+    a page's number on the hierarchy, -1 if left out; empty: every page, as it is)
+    grouped by core (``bounds[c]``: where core ``c``'s start), count each core's
+    records in ``records``; returns how many records write."""
     n = ids.shape[0]
+    sampled = rank.shape[0] > 0
     core = np.empty(n, np.int32)
     bounds[:] = 0
+    records[:] = 0
     writes = 0
     for i in range(n):
         c = core_of[np.searchsorted(keys, thread[i])]
-        core[i] = c
-        bounds[c + 1] += 1
+        records[c] += 1
         writes += op[i] == write
+        if sampled and rank[ids[i]] < 0:
+            c = -1
+        else:
+            bounds[c + 1] += 1
+        core[i] = c
     for c in range(bounds.shape[0] - 1):
         bounds[c + 1] += bounds[c]
     fill = bounds[:-1].copy()
     offset = np.uint64((1 << page_shift) - 1)
     for i in range(n):
         c = core[i]
-        vaddr[fill[c]] = (np.int64(ids[i]) << page_shift) | np.int64(addr[i] & offset)
-        fill[c] += 1
+        if c >= 0:
+            page = rank[ids[i]] if sampled else np.int64(ids[i])
+            vaddr[fill[c]] = (page << page_shift) | np.int64(addr[i] & offset)
+            fill[c] += 1
     return writes
 
 
 class RecordGrouper:
     """Groups the epochs of a trace whose threads run on the cores ``core_of`` says
-    (thread -> core, ``cores`` of them), pages of ``2**page_shift`` bytes."""
+    (thread -> core, ``cores`` of them), pages of ``2**page_shift`` bytes; ``rank``
+    keeps the sampled pages only, renumbered (:func:`cxlsim.memory.sampling.kept_pages`;
+    none: every page)."""
 
-    def __init__(self, core_of: dict[int, int], cores: int, page_shift: int) -> None:
+    def __init__(self, core_of: dict[int, int], cores: int, page_shift: int,
+                 rank: np.ndarray | None = None) -> None:
         self._keys = np.array(sorted(core_of), dtype=np.int64)
         self._core_of = np.array([core_of[k] for k in self._keys.tolist()], dtype=np.int64)
         self._cores = cores
         self._shift = page_shift
+        self._rank = np.empty(0, np.int64) if rank is None else rank
 
     def group(self, ids: np.ndarray, records: dict[str, np.ndarray]) -> EpochRecords:
         """Group one epoch's records (``ids``: their dense page ids)."""
         vaddr = np.empty(ids.shape[0], np.int64)
         bounds = np.zeros(self._cores + 1, np.int64)
+        per_core = np.zeros(self._cores, np.int64)
         writes = _group(ids, records["addr"], records["thread"], records["op"], self._keys,
-                        self._core_of, self._shift, WRITE, vaddr, bounds)
-        return EpochRecords(vaddr, bounds, int(writes))
+                        self._core_of, self._shift, WRITE, self._rank, vaddr, bounds,
+                        per_core)
+        return EpochRecords(vaddr[:bounds[-1]], bounds, per_core, int(writes))
 
 
 def prefetched(items: Iterable[T], depth: int = 2) -> Iterator[T]:

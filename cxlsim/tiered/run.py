@@ -73,6 +73,7 @@ from cxlsim.memory.hierarchy import CoreMemory, CpuParams, access_cores
 from cxlsim.memory.kernel import MAX_RECLAIM_RETRIES, KernelMemory
 from cxlsim.memory.pagetable import PageTable
 from cxlsim.memory.placement import Placement
+from cxlsim.memory.sampling import kept_pages, scaled_cpu
 from cxlsim.tiered.damon import Damon, DamonParams
 from cxlsim.tiered.migration import MigrationParams, Migrator
 from cxlsim.tiered.policies import EpochView, Policy
@@ -192,27 +193,35 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
              policy: Policy, kernel: KernelMemory, cores: int, epoch: int, seed: int = 1,
              kswapd_interval: float = 1e6, mlp: float | None = None,
              migration: MigrationParams | None = None, scanner: Scanner | None = None,
-             damon: DamonParams | None = None, compute: float = 0.0) -> TraceRun:
+             damon: DamonParams | None = None, compute: float = 0.0,
+             sample: int = 1) -> TraceRun:
     """Run the trace (second pass) on ``cores`` cores, ``epoch`` records per epoch, each
     core keeping ``mlp`` misses in flight (default: the CPU's); the kernel's memory state
     (``kernel``, over the footprint's placement) places and moves every page. Moves cost
     and are limited as ``migration`` says (:mod:`cxlsim.tiered.migration`; default: its
     defaults with no per-page cost). Each record also costs its core ``compute`` ns of
-    work that does not touch memory (the application's time between traced accesses)."""
+    work that does not touch memory (the application's time between traced accesses).
+    ``sample`` > 1 runs only the pages of a 1-in-``sample`` sample through cores scaled
+    down as much (:mod:`cxlsim.memory.sampling`); the placement, the kernel and the
+    policy still see every page."""
     nodes = list(memory.nodes)
     placement = kernel.placement
-    table = PageTable(page_size=PAGE_BYTES, va_size=placement.n_pages * PAGE_BYTES,
-                      placement=placement)
+    # the hierarchy's pages: every page, or the sample's, whose nodes mirror the
+    # placement's for the pages each epoch touches (the kernel reads no others)
+    rank = kept_pages(found.footprint, sample, seed, found.counts) if sample > 1 \
+        else None
+    kept = placement if rank is None else Placement(max(int(rank.max(initial=-1)) + 1, 1))
+    table = PageTable(page_size=PAGE_BYTES, va_size=kept.n_pages * PAGE_BYTES, placement=kept)
     table.map(0, table.va_size, node=None)  # frames in first-touch order; the kernel places
     table.max_node = len(nodes) - 1
     grouper = RecordGrouper({t: i % cores for i, t in enumerate(found.threads)}, cores,
-                            PAGE_BYTES.bit_length() - 1)
-    hierarchy = _cores(cpu, table, cores, len(nodes))
+                            PAGE_BYTES.bit_length() - 1, rank)
+    hierarchy = _cores(scaled_cpu(cpu, sample), table, cores, len(nodes))
     engine = EpochEngine(memory, mlp or cpu.mlp)
     run = TraceRun(nodes, placement)
     sim = Simulation(seed)
     migration = migration or MigrationParams(cost=0.0)
-    migrator = Migrator(migration, hierarchy, sim.rng)
+    migrator = Migrator(migration, hierarchy, sim.rng, rank)
     owed_core = np.zeros(cores)  # TLB flush time each core owes the next epoch (ns)
     owed_task = [0.0]            # kernel time the task owes: its moves, their shootdowns
     copies = np.zeros(len(nodes))  # lines to copy per node (page moves) in the next epoch
@@ -271,7 +280,11 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
             now = _moves(kernel)
             copies[:] += (now - moved).sum(axis=0) * LINES_PER_PAGE
             moved = now
-            row = _epoch(engine, hierarchy, grouped, nodes, copies, stall, owed_core, compute)
+            if rank is not None:
+                seen = distinct[rank[distinct] >= 0]
+                kept.node[rank[seen]] = kernel.node[seen]
+            row = _epoch(engine, hierarchy, grouped, nodes, copies, stall, owed_core, compute,
+                         sample)
             row["reclaim_stall_ns"] = reclaim
             row["numa_hint_faults"] = int(faults.size)
             row["tlb_shootdown_ns"] = float(owed_core.sum())
@@ -453,39 +466,40 @@ def _epochs(chunks: Chunks, epoch: int) -> Iterator[dict[str, np.ndarray]]:
 
 def _epoch(engine: EpochEngine, cores: list[CoreMemory], grouped: EpochRecords,
            nodes: list[str], copies: np.ndarray, stall: float, core_ns: np.ndarray,
-           compute: float = 0.0) -> dict:
+           compute: float = 0.0, sample: int = 1) -> dict:
     """One epoch: each core's records through its hierarchy (each record after
     ``compute`` ns of other work), then the nodes' equilibrium with the kernel's page
     copies as one more stream (its time is not the app's); the task's kernel ``stall``
     (ns) falls on the cores by their share of the records, and ``core_ns[c]`` (its TLB
-    flushes) on core ``c``."""
+    flushes) on core ``c``. With a 1-in-``sample`` page sample, the sampled records'
+    latencies and memory references count ``sample`` times."""
     latency = engine.latencies()
     node_ns = np.array([latency[n] for n in nodes])
-    vaddr, bounds = grouped.vaddr, grouped.bounds
+    vaddr, bounds, records = grouped.vaddr, grouped.bounds, grouped.records
     refs = np.zeros((len(cores), len(nodes)))
-    busy = np.zeros(len(cores))
+    busy = compute * records.astype(float)
     # the cores' chunks one after another (a shared cache sees core 0's, then core 1's)
     active = [c for c in range(len(cores)) if bounds[c + 1] > bounds[c]]
     chunks = [vaddr[bounds[c]:bounds[c + 1]] for c in active]
     for c, stats in zip(active, access_cores([cores[c] for c in active], chunks, node_ns)):
         mem = (stats.data[stats.caches:] + stats.walk_refs[stats.caches:]).astype(float)
-        refs[c, :mem.size] = mem
-        busy[c] = max(stats.latency_ns - float(refs[c] @ node_ns), 0.0) \
-            + compute * stats.accesses
-    writes = grouped.writes / len(vaddr) if len(vaddr) else 0.0
+        refs[c, :mem.size] = mem * sample
+        busy[c] += max(stats.latency_ns * sample - float(refs[c] @ node_ns), 0.0)
+    n = int(records.sum())
+    writes = grouped.writes / n if n else 0.0
     engine.read_fraction = 1.0 / (1.0 + writes)
     if copies.any():
         times = engine.step(np.vstack([refs, copies]), np.append(busy, 0.0))[:len(cores)]
     else:
         times = engine.step(refs, busy)
-    times = times + stall * np.diff(bounds) / max(len(vaddr), 1) + core_ns
+    times = times + stall * records / max(n, 1) + core_ns
     eq = engine.history[-1] if engine.history and (refs.sum() or copies.sum()) else None
-    row = {"accesses": len(vaddr), "duration_ns": float(times.max()), "write_fraction": writes,
+    row = {"accesses": n, "duration_ns": float(times.max()), "write_fraction": writes,
            "busy_ns": float(busy.sum()), "copy_lines": float(copies.sum()),
            "task_kernel_ns": stall}
-    for k, n in enumerate(nodes):
-        row[f"refs_{n}"] = float(refs[:, k].sum())
-        row[f"latency_ns_{n}"] = eq.latency[n] if eq else latency[n]
-        row[f"GBps_{n}"] = (eq.node_bandwidth(n) / 1e9) if eq else 0.0
+    for k, name in enumerate(nodes):
+        row[f"refs_{name}"] = float(refs[:, k].sum())
+        row[f"latency_ns_{name}"] = eq.latency[name] if eq else latency[name]
+        row[f"GBps_{name}"] = (eq.node_bandwidth(name) / 1e9) if eq else 0.0
     row["memory_bytes"] = float(refs.sum()) * LINE_BYTES / engine.read_fraction
     return row

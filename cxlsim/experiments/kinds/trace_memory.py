@@ -40,6 +40,7 @@ from cxlsim.memory.kernel import WMARK_MIN, KernelMemory, KernelParams
 from cxlsim.memory.mempolicy import MemPolicy
 from cxlsim.memory.numa import Numa
 from cxlsim.memory.placement import DEMOTED, PAGE_TYPES, PROMOTED, Placement
+from cxlsim.memory.sampling import check_factor, scaled_cpu
 from cxlsim.tiered.policies import POLICIES
 from cxlsim.tiered.damon import DamonParams
 from cxlsim.tiered.migration import MigrationParams
@@ -122,6 +123,10 @@ class TraceMemoryExperiment(MemoryExperiment):
         "memory policy of first touch (static): numactl text, e.g. '--interleave=0,1' "
         "(empty: local), or {mode, nodes, weights} for weighted interleave with weights"))
     epoch: int = Field(65536, ge=1, description="trace records per epoch")
+    sample: int = Field(1, ge=1, description=(
+        "1: every page through the cores' TLBs and caches (exact); k (a power of two): "
+        "a 1-in-k sample of the pages through cores scaled down k times, about k times "
+        "faster, an estimate (cxlsim.memory.sampling; its error in experiments/README.md)"))
     warmup: int = Field(0, ge=0, description=(
         "records before the measured phase (a load phase): the measured_* metrics cover "
         "the epochs that start at or after it"))
@@ -183,6 +188,15 @@ class TraceMemoryExperiment(MemoryExperiment):
             object.__setattr__(self, block, model.model_copy(update=wanted))  # frozen model
         return self
 
+    @field_validator("sample")
+    @classmethod
+    def _sample(cls, k: int, info: ValidationInfo) -> int:
+        """A power of two that divides every TLB and cache of the CPU."""
+        check_factor(k)
+        if info.data.get("cpu") is not None:
+            scaled_cpu(info.data["cpu"], k)
+        return k
+
     @field_validator("mempolicy")
     @classmethod
     def _policy_nodes(cls, policy: MemPolicy, info: ValidationInfo) -> MemPolicy:
@@ -236,7 +250,8 @@ class TraceMemoryExperiment(MemoryExperiment):
             cores = min(self.workers if self.threads else len(found.threads), self.cpu.cores)
             run = simulate(chunks, found, self.memory(), self.cpu, policy, kernel, cores,
                            self.epoch, self.seed, self.kswapd_interval, self.thread_mlp,
-                           self.migration, self._scanner(), self._damon(), self.compute)
+                           self.migration, self._scanner(), self._damon(), self.compute,
+                           self.sample)
         return self._result(run, found, cores)
 
     def _scanner(self) -> Scanner | None:
@@ -304,7 +319,7 @@ class TraceMemoryExperiment(MemoryExperiment):
         metrics = {"app_time_s": seconds, "accesses": run.accesses,
                    "accesses_per_s": run.accesses / seconds if seconds else 0.0,
                    "footprint_pages": found.footprint, "cores": cores,
-                   "epochs": len(epochs),
+                   "epochs": len(epochs), "sample": self.sample,
                    "mean_memory_latency_ns": float((lat * refs).sum() / max(refs.sum(), 1)),
                    "p99_epoch_latency_ns": float(np.percentile(per_epoch, 99))}
         metrics.update(_measured(epochs, self.warmup))
