@@ -10,10 +10,14 @@ layout work -- the same model compiled with numba the textbook way: every struct
 ``[sets, ways]`` array of keys with a last-use time stamp per entry (true LRU: a hit
 stamps its entry, a miss replaces the oldest). It must agree with cxlsim's kernel to the
 count and the nanosecond (checked every run). Also measured: two cores of one complex
-through :func:`cxlsim.memory.access_cores` (private levels on parallel threads). The
-last line is one JSON object.
+through :func:`cxlsim.memory.access_cores` (private levels on parallel threads); and
+the sampled mode (:mod:`cxlsim.memory.sampling`: a 1-in-``k`` sample of the pages,
+stratified by their accesses, on a core scaled down ``k`` times), timed with the work it
+adds (counting each page's accesses, drawing the sample, renumbering the addresses),
+with the error of its estimates against the exact run. The last line is one JSON object.
 
     python benchmarks/bench_memory.py [--accesses N] [--footprint-mib N] [--repeat N]
+                                      [--sample K]
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from numba import njit
 from cxlsim.config import load_document, validate_document
 from cxlsim.memory import CoreMemory, CpuParams, PageTable, access_cores
 from cxlsim.memory._kernels import pte_address
+from cxlsim.memory.sampling import kept_pages, scaled_cpu
 from cxlsim.traces.generators.zipf import ScrambledZipfian
 
 PRESET = Path(__file__).resolve().parents[1] / "models" / "cpus" / "xeon6.yaml"
@@ -141,6 +146,47 @@ class ReferenceModel:
         return total, tlb_counts, counts
 
 
+def sampled(vaddrs: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    """The accesses to kept pages, their pages renumbered (``rank``)."""
+    ids = rank[vaddrs >> 12]
+    keep = ids >= 0
+    return ids[keep] << 12 | (vaddrs[keep] & 4095)
+
+
+def sample_errors(cpu: CpuParams, footprint: int, warm: np.ndarray, timed: np.ndarray,
+                  exact, k: int) -> tuple[float, dict[str, float]]:
+    """Accesses per second of the sampled mode over ``timed`` (after ``warm``), counting
+    its own preparation, and the relative errors of its estimates against ``exact``."""
+    core: list[CoreMemory] = []
+
+    def run() -> object:
+        pages = footprint // 4096
+        counts = np.bincount(warm >> 12, minlength=pages) + np.bincount(timed >> 12,
+                                                                         minlength=pages)
+        rank = kept_pages(pages, k, 1, counts)
+        table = PageTable(4096, 0, max(int(rank.max()) + 1, 1) * 4096)
+        table.map(0, table.va_size)
+        core[:] = [CoreMemory(scaled_cpu(cpu, k), table)]
+        core[0].access(sampled(warm, rank))
+        return core[0].access(sampled(timed, rank))
+
+    best, stats = np.inf, None
+    for _ in range(3):
+        start = time.perf_counter()
+        stats = run()
+        best = min(best, time.perf_counter() - start)
+    walls = (warm.size + timed.size) / best
+
+    def err(estimate: float, truth: float) -> float:
+        return estimate / truth - 1 if truth else 0.0
+
+    errors = {"latency": err(stats.latency_ns * k, exact.latency_ns),
+              "walks": err(stats.walks * k, exact.walks),
+              "memory_refs": err((stats.memory.sum() + stats.walk_refs[stats.caches:].sum()) * k,
+                                 exact.memory.sum() + exact.walk_refs[exact.caches:].sum())}
+    return walls, errors
+
+
 def best_rate(run, n: int, repeat: int) -> float:
     """Accesses per second of the best of ``repeat`` timed calls of ``run()``."""
     best = np.inf
@@ -156,6 +202,8 @@ def main() -> None:
     ap.add_argument("--accesses", type=int, default=10_000_000)
     ap.add_argument("--footprint-mib", type=int, default=1024)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--sample", type=int, default=8, help="sampling factor of the sampled "
+                                                          "mode (a power of two)")
     args = ap.parse_args()
     footprint = args.footprint_mib * 2**20
     cpu, table = model(footprint)
@@ -182,6 +230,7 @@ def main() -> None:
     access_cores(pair, [warm[0::2].copy(), warm[1::2].copy()])
     two = best_rate(lambda: access_cores(pair, halves), timed.size, args.repeat)
     walks = ours.walks / timed.size
+    sampled_rate, errors = sample_errors(cpu, footprint, warm, timed, ours, args.sample)
     print(f"model     : Xeon 6 core, L1 DTLB + STLB, 4-level walks through L1D/L2/L3 "
           f"(192 MiB), zipfian 0.99 over {args.footprint_mib} MiB ({walks:.2f} walks an "
           f"access)")
@@ -190,9 +239,14 @@ def main() -> None:
     print(f"reference : {ref_rate:>12,.0f} accesses/s (numba, [sets, ways] keys and LRU "
           f"stamps; agrees with the kernel)")
     print(f"ratio     : {rate / ref_rate:.2f}x one core, {two / ref_rate:.2f}x two")
+    print(f"sampled   : {sampled_rate:>12,.0f} accesses/s one core, 1 page in {args.sample} "
+          f"(warm-up and preparation included); estimate errors: "
+          + ", ".join(f"{k} {v:+.2%}" for k, v in errors.items()))
     print(json.dumps({"cxlsim_aps": round(rate), "cxlsim_two_cores_aps": round(two),
                       "reference_aps": round(ref_rate), "ratio": round(rate / ref_rate, 2),
-                      "walks_per_access": round(walks, 3)}))
+                      "walks_per_access": round(walks, 3), "sample": args.sample,
+                      "sampled_aps": round(sampled_rate),
+                      "sampled_errors": {k: round(v, 4) for k, v in errors.items()}}))
 
 
 if __name__ == "__main__":
