@@ -83,6 +83,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
+from numba import njit
 from pydantic import Field
 
 from cxlsim.config.base import StrictModel
@@ -567,9 +568,19 @@ class KernelMemory:
 
     # --- references --------------------------------------------------------------------
 
-    def touch(self, pages: Any) -> None:
-        """Loads and stores to resident ``pages``: set their PTE accessed (young) bits."""
-        self.young[self._pages(pages, resident=True)] = True
+    def touch(self, pages: Any, resident_only: bool = False) -> int:
+        """Loads and stores to resident ``pages``: set their PTE accessed (young) bits.
+        A page that is not resident is an error, or with ``resident_only`` left out;
+        returns how many were left out. One compiled pass (a trace run touches each
+        epoch's distinct pages twice)."""
+        pages = np.ascontiguousarray(pages, dtype=np.int64).ravel()
+        skipped, bad = _touch(pages, self.node, self.young, resident_only)
+        if bad >= 0:
+            page = int(pages[bad])
+            if not 0 <= page < self.node.size:
+                raise IndexError(f"page ids must be in [0, {self.node.size}), got {page}")
+            raise ValueError(f"page {page} is not resident (allocate it first)")
+        return int(skipped)
 
     def mark_accessed(self, pages: Any) -> None:
         """``folio_mark_accessed`` (mm/swap.c) on resident ``pages``, one step each:
@@ -781,3 +792,21 @@ class KernelMemory:
         if failed.size and self.promo_watermark:
             self.wake_kswapd(dest)
         return moved, np.concatenate([stuck, failed])
+
+
+@njit(cache=True, nogil=True)
+def _touch(pages, node, young, resident_only):
+    """:meth:`KernelMemory.touch`: (pages skipped, index of the first invalid page or
+    -1); nothing changes when one is invalid."""
+    skipped = 0
+    for i in range(pages.shape[0]):
+        p = pages[i]
+        if p < 0 or p >= node.shape[0] or (node[p] < 0 and not resident_only):
+            return 0, i
+    for i in range(pages.shape[0]):
+        p = pages[i]
+        if node[p] >= 0:
+            young[p] = True
+        else:
+            skipped += 1
+    return skipped, -1

@@ -48,6 +48,7 @@ from collections.abc import Mapping, Sequence
 from typing import TypeVar
 
 import numpy as np
+from numba import njit
 
 #: Page types (a trace's ``page_type`` codes; ANON and FILE also index the kernel's LRU
 #: list pairs, where shmem pages go with anon).
@@ -157,13 +158,20 @@ class Placement:
         self._unmapped = []
         return out
 
-    def access(self, pages: np.ndarray, counts: np.ndarray | None = None) -> None:
+    def access(self, pages: np.ndarray, counts: np.ndarray | None = None,
+               n_nodes: int = 0) -> np.ndarray:
         """Accesses to ``pages`` in this epoch: ids with repeats, or distinct ids and
-        their ``counts``."""
+        their ``counts``. Returns how many of the (distinct) pages are resident on each
+        of nodes ``0..n_nodes-1`` -- one compiled pass over them."""
         if counts is None:
             pages, counts = np.unique(pages, return_counts=True)
-        self.accesses[pages] += counts
-        self.last_access[pages] = self.epoch
+        pages = np.ascontiguousarray(pages, dtype=np.int64)
+        per_node = np.zeros(n_nodes, np.int64)
+        bad = _access(pages, np.ascontiguousarray(counts, dtype=np.int64), self.epoch,
+                      self.accesses, self.last_access, self.node, per_node)
+        if bad >= 0:
+            raise IndexError(f"page ids must be in [0, {self.n_pages}), got {pages[bad]}")
+        return per_node
 
     def counts(self, pages: slice | np.ndarray = slice(None), n_nodes: int = 0) -> np.ndarray:
         """Resident pages per node (at least ``n_nodes`` entries), of ``pages`` or all."""
@@ -174,3 +182,19 @@ class Placement:
         """Fraction of the resident ``pages`` (or all) on each node that holds any."""
         counts = self.counts(pages)
         return policy_shares({n: int(c) for n, c in enumerate(counts.tolist()) if c})
+
+
+@njit(cache=True, nogil=True)
+def _access(pages, counts, epoch, accesses, last_access, node, per_node) -> int:
+    """:meth:`Placement.access` on distinct ``pages``: the index of the first page out of
+    range (nothing changed), or -1."""
+    for i in range(pages.shape[0]):
+        if pages[i] < 0 or pages[i] >= node.shape[0]:
+            return i
+    for i in range(pages.shape[0]):
+        p = pages[i]
+        accesses[p] += counts[i]
+        last_access[p] = epoch
+        if 0 <= node[p] < per_node.shape[0]:
+            per_node[node[p]] += 1
+    return -1

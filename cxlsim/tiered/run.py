@@ -234,6 +234,7 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
     monitor = Damon(found.footprint, damon, sim.rng) if damon else None
     regions: list[tuple[int, int, int, int]] = []  # the monitor's last aggregation
     cursor = [0]
+    new_from = [0]  # the first page id no epoch has touched yet (ids are first-seen order)
     last = kernel.vmstat()
     bounces = placement.pingpongs
 
@@ -245,24 +246,28 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
         owed_task[0] += flushes.initiator if by_task else 0.0
 
     def prepare():
-        """Each epoch's trace work, which depends on the trace alone (prefetched)."""
+        """Each epoch's trace work, which depends on the trace alone (prefetched): page
+        ids, distinct pages and their accesses, records by core, the sampled pages."""
         for records in _epochs(chunks, epoch):
             ids = found.compactor.ids(records["addr"])
-            yield (records, ids, *np.unique(ids, return_counts=True),
-                   grouper.group(ids, records))
+            distinct, counts = np.unique(ids, return_counts=True)
+            seen = distinct[rank[distinct] >= 0] if rank is not None else distinct[:0]
+            yield (records, ids, distinct, counts, grouper.group(ids, records),
+                   seen, rank[seen] if rank is not None else seen)
 
     def trace():
         nonlocal last, moved, bounces
-        for records, ids, distinct, counts, grouped in prefetched(prepare()):
+        for records, ids, distinct, counts, grouped, seen, seen_as in prefetched(prepare()):
             placement.epoch = len(run.epochs)
             direct = kernel.vmstat()["pgdemote_direct"]
             # the epoch's resident pages are referenced before its new ones allocate, so
             # direct reclaim does not take back pages the epoch is using
-            kernel.touch(distinct[kernel.node[distinct] >= 0])
-            _allocate(kernel, policy, ids, distinct)
+            if kernel.touch(distinct, resident_only=True):
+                _allocate(kernel, policy, ids, distinct, new_from[0])
+            new_from[0] = max(new_from[0], int(distinct[-1]) + 1)
             shootdown(by_task=True)  # direct reclaim's
             kernel.touch(distinct)
-            placement.access(distinct, counts)
+            hot = placement.access(distinct, counts, len(nodes))
             if monitor is not None:
                 monitor.access(distinct)
             # first touch since the scanner marked a page: a hint fault
@@ -280,15 +285,12 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
             now = _moves(kernel)
             copies[:] += (now - moved).sum(axis=0) * LINES_PER_PAGE
             moved = now
-            if rank is not None:
-                seen = distinct[rank[distinct] >= 0]
-                kept.node[rank[seen]] = kernel.node[seen]
+            kept.node[seen_as] = kernel.node[seen]  # the sample's (none when exact)
             row = _epoch(engine, hierarchy, grouped, nodes, copies, stall, owed_core, compute,
                          sample)
             row["reclaim_stall_ns"] = reclaim
             row["numa_hint_faults"] = int(faults.size)
             row["tlb_shootdown_ns"] = float(owed_core.sum())
-            hot = np.bincount(kernel.node[distinct], minlength=len(nodes))
             row.update({f"hot_{n}": int(h) for n, h in zip(nodes, hot)})
             copies[:], owed_core[:], owed_task[0] = 0, 0, 0.0
             yield sim.env.timeout(row["duration_ns"])
@@ -372,18 +374,24 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
 
 
 def _allocate(kernel: KernelMemory, policy: Policy, ids: np.ndarray,
-              distinct: np.ndarray) -> None:
+              distinct: np.ndarray, new_from: int) -> None:
     """First touch of an epoch's non-resident pages (``ids``: its accesses, ``distinct``:
-    its pages), in the order of their first access: each group aiming at one node is
-    allocated there by the kernel, falling back as its allocator does. Pages direct
+    its pages, sorted), in the order of their first access: each group aiming at one node
+    is allocated there by the kernel, falling back as its allocator does. Pages direct
     reclaim took back meanwhile are allocated again, until every page of the epoch is
     resident; ``MAX_RECLAIM_RETRIES`` rounds in a row without fewer pages missing mean
-    reclaim keeps pace with the epoch (an InputError)."""
+    reclaim keeps pace with the epoch (an InputError). Page ids number the trace's
+    pages in first-seen order, so pages from ``new_from`` on (never touched before this
+    epoch) are in first-access order when sorted; only refaults need the search."""
     missing, stuck = ids.size + 1, 0
-    while (kernel.node[distinct] < 0).any():
-        fresh = ids[kernel.node[ids] < 0]
-        _, first = np.unique(fresh, return_index=True)
-        fresh = fresh[np.sort(first)]
+    while True:
+        fresh = distinct[kernel.node[distinct] < 0]
+        if not fresh.size:
+            return
+        if fresh[0] < new_from:  # a refault among them
+            fresh = ids[kernel.node[ids] < 0]
+            _, first = np.unique(fresh, return_index=True)
+            fresh = fresh[np.sort(first)]
         stuck = stuck + 1 if fresh.size >= missing else 0
         if stuck >= MAX_RECLAIM_RETRIES:
             raise InputError(f"an epoch touches more pages than memory keeps: reclaim takes "
