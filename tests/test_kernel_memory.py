@@ -271,6 +271,8 @@ def test_without_the_promo_watermark_a_refused_promotion_wakes_nobody():
 
 @pytest.mark.parametrize("call, message", [
     (lambda m: m.touch([5]), "page 5 is not resident"),
+    (lambda m: m.touch([0, 10]), r"page ids must be in \[0, 10\), got 10"),
+    (lambda m: m.touch([0, -1], resident_only=True), r"page ids must be in \[0, 10\), got -1"),
     (lambda m: m.alloc([0], 0), "page 0 is already resident"),
     (lambda m: m.alloc([7, 7], 0), "pages to allocate must be distinct"),
     (lambda m: m.alloc([7], 0, "slab"), "kind must be 'anon', 'file' or 'shmem', got 'slab'"),
@@ -282,8 +284,18 @@ def test_without_the_promo_watermark_a_refused_promotion_wakes_nobody():
 def test_bad_calls_are_rejected(call, message):
     mem = KernelMemory(dram_cxl(), 10)
     mem.alloc([0], 0)
+    mem.young[:] = False
     with pytest.raises((ValueError, IndexError), match=message):
         call(mem)
+    assert not mem.young.any()  # a refused touch touches nothing
+
+
+def test_touching_only_the_resident_pages_counts_the_others():
+    mem = KernelMemory(dram_cxl(), 10)
+    mem.alloc([2, 5], 0)
+    mem.young[:] = False
+    assert mem.touch([1, 2, 5, 9], resident_only=True) == 2
+    assert np.flatnonzero(mem.young).tolist() == [2, 5]
 
 
 def test_bad_parameters_are_rejected():

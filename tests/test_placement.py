@@ -179,10 +179,21 @@ def test_shmem_pages_keep_their_type_and_live_on_the_anon_lists():
 @given(epochs=st.lists(st.lists(st.integers(0, 9), max_size=20), max_size=8))
 def test_accesses_and_last_access_epochs(epochs):
     p = Placement(10)
+    p.place(np.arange(6), 1)
+    p.place(np.arange(6, 8), 0)  # pages 8 and 9 are not resident
     for e, ids in enumerate(epochs):
         p.epoch = e
-        p.access(np.array(ids, np.int64))
+        per_node = p.access(np.array(ids, np.int64), n_nodes=2)
+        distinct = set(ids)
+        assert per_node.tolist() == [len(distinct & {6, 7}), len(distinct & set(range(6)))]
     flat = [i for ids in epochs for i in ids]
     assert p.accesses.tolist() == np.bincount(flat, minlength=10).tolist()
     assert p.last_access.tolist() == [max((e for e, ids in enumerate(epochs) if i in ids),
                                           default=-1) for i in range(10)]
+
+
+def test_access_to_a_page_out_of_range_changes_nothing():
+    p = Placement(4)
+    with pytest.raises(IndexError, match=r"page ids must be in \[0, 4\), got 4"):
+        p.access(np.array([1, 4]), np.array([1, 1]))
+    assert not p.accesses.any()

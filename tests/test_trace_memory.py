@@ -289,3 +289,40 @@ def test_the_scanners_period_follows_the_kernels_rules():
     assert adapt(10e9, 1e9, 60e9, 50, 0) == pytest.approx(13e9)
     assert adapt(2e9, 1e9, 60e9, 7, 3) == pytest.approx(2.2e9)  # 70 % local: one slot up
     assert adapt(2e9, 1e9, 60e9, 1, 1) == pytest.approx(1.6e9)  # 50 %: two slots down
+
+
+class _Local:
+    """First touch on node 0 (the allocator falls back from there)."""
+
+    def preferred(self, pages):
+        return np.zeros(pages.size, np.int64), None
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 3000), epoch=st.integers(50, 800),
+       free=st.lists(st.integers(0, 400), max_size=60))
+def test_new_pages_allocate_in_first_access_order_without_the_search(seed, n, epoch, free):
+    """Page ids number the trace's pages in first-seen order, so the sorted new pages of
+    an epoch are its first-access order: the same placement as searching every epoch,
+    refaults (pages freed between epochs) included, with DRAM filling up mid-run."""
+    from cxlsim.memory.kernel import KernelMemory
+    from cxlsim.memory.numa import Numa
+    from cxlsim.tiered.run import _allocate
+
+    trace = np.random.default_rng(seed).integers(0, 400, n)  # 400 pages, DRAM holds ~220
+    ids = np.unique(trace, return_inverse=True)[1]             # any numbering, then
+    first = np.unique(ids, return_index=True)[1]               # renumbered first-seen
+    ids = np.argsort(np.argsort(first))[ids]
+    numa = Numa({"nodes": [{"cpus": 1, "memory": 1 << 20}, {"memory": 4 << 20}],
+                 "distances": [[10, 14], [14, 10]]})
+    runs = [KernelMemory(numa, int(ids.max()) + 1) for _ in range(2)]
+    for mem, search in zip(runs, (False, True)):
+        new_from = 0
+        for e, start in enumerate(range(0, ids.size, epoch)):
+            chunk = ids[start:start + epoch]
+            distinct = np.unique(chunk)
+            _allocate(mem, _Local(), chunk, distinct, ids.size if search else new_from)
+            new_from = max(new_from, int(distinct[-1]) + 1)
+            gone = np.unique(np.array([p for p in free[e::7] if p < mem.node.size], np.int64))
+            mem.free(gone[mem.node[gone] >= 0])  # reclaimed: refaults next time
+    assert runs[0].node.tolist() == runs[1].node.tolist()
