@@ -235,20 +235,24 @@ def access_chunk(vaddrs, frames, nodes, va_base, page_shift, table_base, table_n
 # The cores of a complex share their last cache levels, which see the cores' references
 # in core order (core 0's chunk, then core 1's), as if each core's chunk ran through
 # :func:`access_chunk` after the previous core's. A core's TLBs and private caches never
-# depend on what a shared level answers (a miss fills whatever the next level says), so
-# the work splits exactly: :func:`private_pass`, one core at a time and the cores in
-# parallel (host threads, see :func:`cxlsim.memory.hierarchy.access_cores`), runs a
-# chunk through the TLBs and private caches and records, in order, what the shared
-# pass must do; :func:`shared_pass`, serially in core order, runs those
-# records through the shared levels and the memory nodes and adds the latencies up in
-# the very order :func:`access_chunk` does (floating-point sums depend on it).
+# depend on what a shared level answers (a miss fills whatever the next level says), nor
+# on which node a page is on, so the work splits exactly: :func:`private_pass`, one core
+# at a time and the cores in parallel (host threads, see
+# :func:`cxlsim.memory.cores.access_cores`), runs a chunk through the TLBs and private
+# caches and records, in order, what the shared pass must do; :func:`shared_pass`,
+# serially in core order, runs those records through the shared levels and the memory
+# nodes, reads each data reference's node (so the private pass may run before pages are
+# placed), and adds the latencies up in the very order :func:`access_chunk` does
+# (floating-point sums depend on it).
 #
 # The record of a core is one stream of ``uint16`` codes: code ``k < len(adds)`` adds
-# ``adds[k]`` (a TLB lookup or a private hit; ``adds`` holds the TLB levels' then the
-# private cache levels' latencies), any other code is a reference that missed every
-# private level: ``kind | node << 1`` above ``len(adds)``, its line the next one of the
-# core's ``lines``. Adds of exactly 0.0 are left out (``x + 0.0 == x`` for every sum of
-# non-negative latencies, which starts at +0.0).
+# ``adds[k]`` (``adds`` holds the TLB levels' latencies, the private cache levels' for a
+# page-walk reference, then the same for a data reference: each access ends with exactly
+# one data code, hit or miss); any other code is a reference that missed every private
+# level, its line the next one of the core's ``lines``: ``len(adds)`` a data reference
+# (its node is its page's), above it ``1 | node << 1`` a page-walk reference. TLB and
+# walk adds of exactly 0.0 are left out (``x + 0.0 == x`` for every sum of non-negative
+# latencies, which starts at +0.0).
 
 def codes_per_access(n_tlb: int, levels: int) -> int:
     """Codes of one access at most: a TLB lookup per level, then the walk's ``levels``
@@ -257,9 +261,9 @@ def codes_per_access(n_tlb: int, levels: int) -> int:
 
 
 @njit(cache=True)
-def private_pass(vaddrs, frames, nodes, va_base, page_shift, table_base, table_node,
-                 state, tlbs, caches, split, line_shift, adds, tlb_counts, counts, ahead,
-                 codes, lines) -> tuple:
+def private_pass(vaddrs, frames, va_base, page_shift, table_base, table_node, state, tlbs,
+                 caches, split, line_shift, adds, tlb_counts, counts, ahead, codes,
+                 lines) -> tuple:
     """Run ``vaddrs`` through one core's TLBs and its private cache levels (the first
     ``split`` rows of ``caches``); count what they serve (``tlb_counts``, ``counts`` as in
     :func:`access_chunk`) and write the shared pass's record into ``codes`` and ``lines``.
@@ -273,14 +277,14 @@ def private_pass(vaddrs, frames, nodes, va_base, page_shift, table_base, table_n
     m = 0  # lines written
     for i in range(n):
         if ahead and i + 2 * ahead < n:
-            prefetch_page(vaddrs, i + 2 * ahead, va_base, page_shift, frames, nodes)
+            page = (vaddrs[i + 2 * ahead] - va_base) >> page_shift
+            if 0 <= page < frames.shape[0]:
+                prefetch(frames, page)
         va = vaddrs[i]
         # inline, as in access_chunk: the checks behind a helper that raises cost 10 %
         page = mapped_page(va, va_base, page_shift, frames)
         if page < 0:
             raise IndexError("access to a virtual page that is not mapped")
-        if nodes[page] < 0:
-            raise IndexError("access to a virtual page on no memory node (not resident)")
         vpn = va >> page_shift
         t = 0
         while t < n_tlb:
@@ -293,9 +297,12 @@ def private_pass(vaddrs, frames, nodes, va_base, page_shift, table_base, table_n
         tlb_counts[t] += 1
         walk = levels if t == n_tlb else 0
         for ref in range(walk + 1):
-            kind, node, line = reference(ref, walk, va, page, frames, nodes, page_shift,
-                                         offset_mask, levels, table_base, table_node,
-                                         line_shift)
+            if ref < walk:
+                kind = 1
+                line = pte_address(va, ref, levels, page_shift, table_base) >> line_shift
+            else:
+                kind = 0
+                line = ((frames[page] << page_shift) | (va & offset_mask)) >> line_shift
             served = split
             for c in range(split):
                 if lookup(state, caches[c, 0], caches[c, 1], caches[c, 2], caches[c, 3], line):
@@ -303,40 +310,64 @@ def private_pass(vaddrs, frames, nodes, va_base, page_shift, table_base, table_n
                     break
             if served < split:
                 counts[kind, served] += 1
-                if adds[n_tlb + served] != 0.0:
-                    codes[k] = n_tlb + served
+                code = n_tlb + served + (1 - kind) * split
+                if kind == 0 or adds[code] != 0.0:
+                    codes[k] = code
                     k += 1
             else:
-                codes[k] = n_add + (kind | (node << 1))
+                codes[k] = n_add + (1 | (table_node << 1) if kind else 0)
                 k += 1
                 lines[m] = line
                 m += 1
     return k, m
 
 
+@njit(cache=True, inline="always")
+def page_node(vaddrs: np.ndarray, i: int, va_base: int, page_shift: int,
+              nodes: np.ndarray) -> int:
+    """The node of access ``i``'s page (a mapped page: the private pass checked)."""
+    return nodes[(vaddrs[i] - va_base) >> page_shift]
+
+
 @njit(cache=True)
 def shared_pass(state, caches, split, cache_ns, memory_ns, adds, codes, lines, counts,
-                ahead) -> float:
-    """Run a core's record (:func:`private_pass`) through the shared cache levels (rows
-    ``split`` on of ``caches``) and the memory nodes; count what they serve into
+                ahead, vaddrs, va_base, page_shift, nodes) -> float:
+    """Run a core's record (:func:`private_pass` of ``vaddrs``) through the shared cache
+    levels (rows ``split`` on of ``caches``) and the memory nodes (``nodes[page]`` of
+    each data reference; -1, not resident, is an error); count what they serve into
     ``counts`` and return the core's total latency (ns)."""
     n_cache = caches.shape[0]
     n_add = adds.shape[0]
+    first_data = n_add - split  # codes from here on end an access
     last = caches[n_cache - 1]
     n_line = lines.shape[0]
+    n = vaddrs.shape[0]
     total = 0.0
     m = 0
+    i = 0  # the access being run
     for k in range(codes.shape[0]):
         code = np.int64(codes[k])
         if code < n_add:
             total += adds[code]
+            if code >= first_data:
+                if page_node(vaddrs, i, va_base, page_shift, nodes) < 0:
+                    raise IndexError("access to a virtual page on no memory node "
+                                     "(not resident)")
+                i += 1
             continue
         if ahead and m + ahead < n_line:
             prefetch(state, set_row(last[0], last[1], last[2], lines[m + ahead]))
+        if ahead and i + ahead < n:
+            prefetch(nodes, (vaddrs[i + ahead] - va_base) >> page_shift)
         line = lines[m]
         m += 1
         ref = code - n_add
         kind, node = ref & 1, ref >> 1
+        if kind == 0:
+            node = page_node(vaddrs, i, va_base, page_shift, nodes)
+            if node < 0:
+                raise IndexError("access to a virtual page on no memory node (not resident)")
+            i += 1
         served = n_cache
         for c in range(split, n_cache):
             if lookup(state, caches[c, 0], caches[c, 1], caches[c, 2], caches[c, 3], line):
@@ -352,9 +383,9 @@ def shared_pass(state, caches, split, cache_ns, memory_ns, adds, codes, lines, c
 
 
 @njit(cache=True, nogil=True)
-def private_passes(first, last, vaddrs, bounds, frames, nodes, va_base, page_shift,
-                   table_base, table_node, state, tlbs, caches, split, line_shift, adds,
-                   tlb_counts, counts, ahead, codes, lines, written) -> None:
+def private_passes(first, last, vaddrs, bounds, frames, va_base, page_shift, table_base,
+                   table_node, state, tlbs, caches, split, line_shift, adds, tlb_counts,
+                   counts, ahead, codes, lines, written) -> None:
     """:func:`private_pass` of cores ``first`` to ``last - 1`` of a complex, each on its
     chunk ``vaddrs[bounds[c]:bounds[c + 1]]``: ``tlbs[c]``, ``caches[c]``,
     ``tlb_counts[c]``, ``counts[c]`` are core ``c``'s; its record goes to ``codes`` and
@@ -368,7 +399,7 @@ def private_passes(first, last, vaddrs, bounds, frames, nodes, va_base, page_shi
         # counters local to the call: the cores' rows may share host cache lines
         tlb_c = np.zeros(tlb_counts.shape[1], dtype=np.int64)
         cnt = np.zeros((counts.shape[1], counts.shape[2]), dtype=np.int64)
-        k, m = private_pass(vaddrs[lo:hi], frames, nodes, va_base, page_shift, table_base,
+        k, m = private_pass(vaddrs[lo:hi], frames, va_base, page_shift, table_base,
                             table_node, state, tlbs[c], caches[c], split, line_shift, adds,
                             tlb_c, cnt, ahead, codes[lo * per_code:hi * per_code],
                             lines[lo * per_line:hi * per_line])
@@ -378,16 +409,17 @@ def private_passes(first, last, vaddrs, bounds, frames, nodes, va_base, page_shi
         counts[c] += cnt
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def shared_passes(vaddrs, bounds, state, caches, split, adds, cache_ns, memory_ns, counts,
-                  totals, ahead, codes, lines, written) -> None:
+                  totals, ahead, codes, lines, written, va_base, page_shift, nodes) -> None:
     """:func:`shared_pass` of every core of a complex in core order, after
     :func:`private_passes` (same layout); ``memory_ns[c]`` is core ``c``'s node latencies,
-    ``totals[c]`` gets its total latency."""
+    ``totals[c]`` gets its total latency. Releases the GIL."""
     per_code = codes.shape[0] // max(vaddrs.shape[0], 1)
     per_line = lines.shape[0] // max(vaddrs.shape[0], 1)
     for c in range(bounds.shape[0] - 1):
         at_code, at_line = bounds[c] * per_code, bounds[c] * per_line
         totals[c] = shared_pass(state, caches[c], split, cache_ns, memory_ns[c], adds,
                                 codes[at_code:at_code + written[c, 0]],
-                                lines[at_line:at_line + written[c, 1]], counts[c], ahead)
+                                lines[at_line:at_line + written[c, 1]], counts[c], ahead,
+                                vaddrs[bounds[c]:bounds[c + 1]], va_base, page_shift, nodes)
