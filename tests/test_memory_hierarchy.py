@@ -149,7 +149,7 @@ def test_cores_run_together_as_one_after_another(cpu, page_size, nodes, complexe
     levels in core order) gives every core the counts and latency, to the last bit, and
     the caches the words that running the cores one after another gives."""
     import cxlsim.memory._kernels as kernels
-    import cxlsim.memory.hierarchy as hierarchy
+    import cxlsim.memory.cores as cores_module
 
     cpu = SPLIT_CPUS[cpu]
     limit = min((n for n in cpu.sharing if n > 1), default=1)
@@ -173,8 +173,8 @@ def test_cores_run_together_as_one_after_another(cpu, page_size, nodes, complexe
     order = data.draw(st.permutations(range(len(alone))))
     spots = data.draw(st.lists(st.integers(0, pages * page_size - 8), min_size=1, max_size=64))
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(hierarchy, "_PARALLEL_ACCESSES", 0 if threaded else 1 << 62)
-        mp.setattr(hierarchy, "_THREADS", 2 if threaded else 1)
+        mp.setattr(cores_module, "_PARALLEL_ACCESSES", 0 if threaded else 1 << 62)
+        mp.setattr(cores_module, "_THREADS", 2 if threaded else 1)
         mp.setattr(kernels, "PREFETCH_BYTES", 0 if prefetch else kernels.PREFETCH_BYTES)
         for _ in range(data.draw(st.integers(1, 3))):
             chunks = [GiB + np.array(data.draw(st.lists(st.sampled_from(spots), max_size=200)),
@@ -192,7 +192,7 @@ def test_cores_run_together_as_one_after_another(cpu, page_size, nodes, complexe
 
 
 def test_cores_run_together_raise_on_an_unmapped_page():
-    import cxlsim.memory.hierarchy as hierarchy
+    import cxlsim.memory.cores as cores_module
 
     pt = PageTable(4096, va_base=GiB, va_size=8 * 4096)
     pt.map(GiB, 4096)
@@ -201,7 +201,7 @@ def test_cores_run_together_raise_on_an_unmapped_page():
     good, bad = np.full(5000, GiB), np.full(5000, GiB + 4096)
     for threads in (1, 2):
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(hierarchy, "_THREADS", threads)
+            mp.setattr(cores_module, "_THREADS", threads)
             for chunks in ([good, bad], [bad, good]):
                 with pytest.raises(IndexError, match="not mapped"):
                     access_cores([a, b], chunks)

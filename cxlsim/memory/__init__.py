@@ -48,7 +48,7 @@ _WHERE = {
     "ChunkStats": ".hierarchy",
     "CoreMemory": ".hierarchy",
     "CpuParams": ".hierarchy",
-    "access_cores": ".hierarchy",
+    "access_cores": ".cores",
     "KernelMemory": ".kernel",
     "KernelParams": ".kernel",
     "CurveTarget": ".loaded",
@@ -77,7 +77,8 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
     from cxlsim.memory.epoch import Demand, EpochEngine, Equilibrium, MemorySystem
     from cxlsim.memory.expander import ExpanderTarget
     from cxlsim.memory.curvefile import CurveFileSpec, load_curve_file, load_curves, write_curves
-    from cxlsim.memory.hierarchy import ChunkStats, CoreMemory, CpuParams, access_cores
+    from cxlsim.memory.cores import access_cores
+    from cxlsim.memory.hierarchy import ChunkStats, CoreMemory, CpuParams
     from cxlsim.memory.kernel import KernelMemory, KernelParams
     from cxlsim.memory.loaded import CurveTarget, MemoryNode, model_curves
     from cxlsim.memory.mempolicy import MemPolicy, OutOfMemoryError, PagePlacement

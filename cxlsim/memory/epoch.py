@@ -44,7 +44,7 @@ import numpy as np
 from cxlsim.memory import _latency
 from cxlsim.memory.dram import DramParams, DramTarget
 from cxlsim.memory.expander import ExpanderTarget
-from cxlsim.memory.hierarchy import access_cores
+from cxlsim.memory.cores import access_cores
 from cxlsim.memory.loaded import MemoryNode, Target
 from cxlsim.units import LINE_BYTES
 

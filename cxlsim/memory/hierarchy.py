@@ -27,10 +27,9 @@ capacity adds to the L2's), prefetchers, address hashing to cache slices, write-
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from pydantic import Field, model_validator
@@ -114,6 +113,23 @@ class ChunkStats:
         return self.data[self.caches:]
 
 
+class Complex:
+    """What the cores of a complex share besides their caches: the list of them, and
+    their private passes run ahead (:mod:`cxlsim.memory.cores`), which anything else
+    that changes a core's TLBs or caches first cancels."""
+
+    def __init__(self) -> None:
+        self.members: list[CoreMemory] = []
+        self.ahead: Any = None  # cxlsim.memory.cores.Lookahead, or None
+        self.scratch: list[tuple[np.ndarray, np.ndarray]] = []  # kept between calls
+
+    def cancel(self) -> None:
+        """Undo the private passes run ahead, if any (waiting for them to stop)."""
+        if self.ahead is not None:
+            ahead, self.ahead = self.ahead, None
+            ahead.undo()
+
+
 class CoreMemory:
     """One core's TLBs and caches over one page table.
 
@@ -133,19 +149,18 @@ class CoreMemory:
         self.arena = Arena() if complex_of is None else complex_of.arena
         self.tlbs = tuple(t.build(page_table.page_size, self.arena) for t in cpu.tlbs)
         if complex_of is None:
-            self._complex: list[CoreMemory] = []
+            self.complex = Complex()
             caches = [c.build(self.arena) for c in cpu.caches]
         else:
             if complex_of.cpu != cpu:
                 raise ValueError("cores of one complex must have the same CPU parameters")
-            self._complex = complex_of._complex
+            self.complex = complex_of.complex
             limit = min((n for n in cpu.sharing if n > 1), default=1)
-            if len(self._complex) >= limit:
+            if len(self.complex.members) >= limit:
                 raise ValueError(f"a complex of {cpu.name} has at most {limit} cores")
             caches = [theirs if n > 1 else c.build(self.arena)
                       for c, n, theirs in zip(cpu.caches, cpu.sharing, complex_of.caches)]
-        self._complex.append(self)
-        self._buffers = (np.empty(0, np.uint16), np.empty(0, np.int64))
+        self.complex.members.append(self)
         self.caches: tuple[SetAssociative, ...] = tuple(caches)
         self._line_shift = cpu.caches[0].line.bit_length() - 1
         # The largest keys this page table yields: its last page, and the line of its
@@ -162,14 +177,6 @@ class CoreMemory:
         self._tlb_ns = np.array([cpu.cycles_to_ns(t.latency_cycles) for t in cpu.tlbs])
         self._cache_ns = np.array([cpu.cycles_to_ns(c.latency_cycles) for c in cpu.caches])
 
-    def _scratch(self, codes: int, lines: int) -> tuple[np.ndarray, np.ndarray]:
-        """Scratch buffers of :func:`_access_complex` (kept between calls)."""
-        have_codes, have_lines = self._buffers
-        if have_codes.size < codes or have_lines.size < lines:
-            self._buffers = (np.empty(max(codes, have_codes.size), np.uint16),
-                             np.empty(max(lines, have_lines.size), np.int64))
-        return self._buffers
-
     def _node_latencies(self, memory_ns: Sequence[float]) -> np.ndarray:
         out = np.array(memory_ns, dtype=np.float64)
         if out.ndim != 1 or out.size <= self.page_table.max_node or (out < 0).any():
@@ -179,13 +186,21 @@ class CoreMemory:
 
     def flush_tlbs(self) -> None:
         """Empty every TLB level (a full TLB flush)."""
+        self.complex.cancel()
         for tlb in self.tlbs:
             tlb.flush()
 
     def invalidate_pages(self, vpns: np.ndarray) -> None:
         """Drop virtual page numbers ``vpns`` from every TLB level (``invlpg`` each)."""
+        self.complex.cancel()
         for tlb in self.tlbs:
             tlb.invalidate(vpns)
+
+    @property
+    def private_rows(self) -> np.ndarray:
+        """Geometry rows of this core's own structures: its TLBs and private caches."""
+        own = [c.geometry for c, n in zip(self.caches, self.cpu.sharing) if n == 1]
+        return np.array([t.geometry for t in self.tlbs] + own)
 
     def access(self, vaddrs: np.ndarray, memory_ns: Sequence[float] | None = None) -> ChunkStats:
         """Run a chunk of virtual addresses (dependent loads) through the core.
@@ -194,6 +209,7 @@ class CoreMemory:
         of the current epoch).
         """
         nodes_ns = self._nodes_ns(memory_ns)
+        self.complex.cancel()
         pt = self.page_table
         vaddrs = np.ascontiguousarray(vaddrs, dtype=np.int64)
         n_cache = len(self.caches)
@@ -214,109 +230,3 @@ class CoreMemory:
             raise ValueError(f"pages live on node {self.page_table.max_node} but there are "
                              f"latencies for {nodes_ns.size} nodes")
         return nodes_ns
-
-
-def access_cores(cores: Sequence[CoreMemory], chunks: Sequence[np.ndarray],
-                 memory_ns: Sequence[float] | None = None) -> list[ChunkStats]:
-    """Run ``chunks[i]`` through ``cores[i]``, each after the previous one: the same
-    statistics and state as ``[core.access(chunk, memory_ns) for ...]``, to the last bit.
-
-    The cores of one complex (one arena, one page table) with a shared cache level run
-    split (:func:`cxlsim.memory._kernels.private_passes`): their TLBs and private caches
-    first, the cores in parallel on the host's CPUs, then the shared levels and memory
-    nodes in core order.
-    """
-    if len(cores) != len(chunks):
-        raise ValueError(f"{len(cores)} cores but {len(chunks)} chunks")
-    out: list[ChunkStats | None] = [None] * len(cores)
-    groups: dict[int, list[int]] = {}
-    for i, core in enumerate(cores):
-        groups.setdefault(id(core.arena), []).append(i)
-    for group in groups.values():
-        members = [cores[i] for i in group]
-        split = next((c for c, n in enumerate(members[0].cpu.sharing) if n > 1), None)
-        if (len(group) < 2 or split is None
-                or any(m.page_table is not members[0].page_table for m in members)):
-            for i in group:
-                out[i] = cores[i].access(chunks[i], memory_ns)
-            continue
-        for i, stats in zip(group, _access_complex(members, [chunks[i] for i in group],
-                                                   memory_ns, split)):
-            out[i] = stats
-    return out  # type: ignore[return-value]
-
-
-#: Host threads running the private passes of a complex's cores (the process's CPUs).
-_THREADS = max(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-               else os.cpu_count() or 1, 1)
-#: Fewest accesses of a call worth a second thread (its hand-off costs ~0.1 ms).
-_PARALLEL_ACCESSES = 4096
-_POOL: ThreadPoolExecutor | None = None
-
-
-def _pool() -> ThreadPoolExecutor:
-    global _POOL
-    if _POOL is None:
-        _POOL = ThreadPoolExecutor(_THREADS - 1, thread_name_prefix="cxlsim-private")
-    return _POOL
-
-
-def _forget_pool() -> None:
-    global _POOL
-    _POOL = None  # a forked child has none of the parent's threads
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool)
-
-
-def _access_complex(cores: list[CoreMemory], chunks: list[np.ndarray],
-                    memory_ns: Sequence[float] | None, split: int) -> list[ChunkStats]:
-    """:func:`access_cores` for cores of one complex on one page table."""
-    first, pt = cores[0], cores[0].page_table
-    nodes_ns = np.array([core._nodes_ns(memory_ns) for core in cores])
-    chunks = [np.ascontiguousarray(c, dtype=np.int64) for c in chunks]
-    sizes = np.array([c.size for c in chunks], dtype=np.int64)
-    bounds = np.concatenate([[0], np.cumsum(sizes)])
-    vaddrs = np.concatenate(chunks) if chunks else np.empty(0, np.int64)
-    n_tlb, n_cache = len(first.tlbs), len(first.caches)
-    adds = np.concatenate([first._tlb_ns, first._cache_ns[:split]])
-    if adds.size + 1 + 2 * nodes_ns.shape[1] > np.iinfo(np.uint16).max:
-        raise ValueError(f"too many memory nodes ({nodes_ns.shape[1]}) for one kernel call")
-    per_code = _kernels.codes_per_access(n_tlb, pt.levels)
-    codes, lines = first._scratch(vaddrs.size * per_code, vaddrs.size * (pt.levels + 1))
-    tlb_counts = np.zeros((len(cores), n_tlb + 1), dtype=np.int64)
-    counts = np.zeros((len(cores), 2, n_cache + nodes_ns.shape[1]), dtype=np.int64)
-    totals = np.zeros(len(cores))
-    written = np.zeros((len(cores), 2), dtype=np.int64)
-    held = first.arena.buffer.nbytes + pt.frames.nbytes + pt.nodes.nbytes
-    ahead = _kernels.AHEAD if held >= _kernels.PREFETCH_BYTES else 0
-    tlbs = np.stack([c._tlb_geometry for c in cores])
-    geometry = np.stack([c._cache_geometry for c in cores])
-
-    def private(first_core: int, last_core: int) -> None:
-        _kernels.private_passes(
-            first_core, last_core, vaddrs, bounds, pt.frames, pt.nodes, pt.va_base,
-            pt.page_shift, pt.table_base, pt.table_node, first.arena.buffer, tlbs, geometry,
-            split, first._line_shift, adds, tlb_counts, counts, ahead, codes, lines, written)
-
-    # contiguous runs of cores of about the same number of accesses, one per host thread
-    threads = min(len(cores), _THREADS)
-    cuts = np.searchsorted(bounds, np.arange(1, threads) * vaddrs.size / threads)
-    cuts = np.unique(np.clip(np.concatenate([[0], cuts, [len(cores)]]), 0, len(cores)))
-    runs = list(zip(cuts[:-1].tolist(), cuts[1:].tolist()))
-    if len(runs) > 1 and vaddrs.size >= _PARALLEL_ACCESSES:
-        pending = [_pool().submit(private, a, b) for a, b in runs[1:]]
-        try:
-            private(*runs[0])
-        finally:  # no thread goes on changing the state once this returns or raises
-            for job in pending:
-                job.result()
-    else:
-        private(0, len(cores))
-    _kernels.shared_passes(vaddrs, bounds, first.arena.buffer, geometry, split, adds,
-                           first._cache_ns, nodes_ns, counts, totals, ahead, codes, lines,
-                           written)
-    return [ChunkStats(int(sizes[c]), float(totals[c]), tlb_counts[c, :-1],
-                       int(tlb_counts[c, -1]), counts[c, 0], counts[c, 1], n_cache)
-            for c in range(len(cores))]

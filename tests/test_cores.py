@@ -1,0 +1,99 @@
+"""Cores run together with their next chunks' private passes run ahead: the same
+statistics and caches, to the bit, as running every core's chunk one after another --
+with TLB shootdowns, flushes, other calls and unexpected chunks in between."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import cxlsim.memory.cores as cores_module
+from cxlsim.memory import CoreMemory, access_cores
+from test_memory_hierarchy import GiB, SPLIT_CPUS, _table
+
+BETWEEN = ("nothing", "invalidate", "flush", "other chunks", "alone", "no upcoming")
+
+
+@settings(max_examples=50, deadline=None)
+@given(cpu=st.sampled_from(["toy", "narrow", "shared L2"]), per=st.integers(2, 4),
+       nodes=st.integers(1, 3), data=st.data())
+def test_running_ahead_changes_nothing(cpu, per, nodes, data):
+    cpu = SPLIT_CPUS[cpu]
+    per = min(per, min(n for n in cpu.sharing if n > 1))
+    pt = _table(4096, 64, nodes, shuffled=True)
+    memory_ns = [50.3, 81.7, 133.1][:nodes]
+
+    def build() -> list[CoreMemory]:
+        first = CoreMemory(cpu, pt, memory_ns)
+        return [first] + [CoreMemory(cpu, pt, memory_ns, complex_of=first)
+                          for _ in range(per - 1)]
+
+    alone, together = build(), build()
+    spots = data.draw(st.lists(st.integers(0, 64 * 4096 - 8), min_size=1, max_size=64))
+
+    def epoch() -> list[np.ndarray]:
+        return [GiB + np.array(data.draw(st.lists(st.sampled_from(spots), max_size=300)),
+                               dtype=np.int64) for _ in range(per)]
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(cores_module, "_PARALLEL_ACCESSES", 0)
+        mp.setattr(cores_module, "_THREADS", 2)
+        current = epoch()
+        for _ in range(data.draw(st.integers(1, 5))):
+            upcoming = epoch()
+            between = data.draw(st.sampled_from(BETWEEN))
+            want = [a.access(chunk) for a, chunk in zip(alone, current)]
+            got = access_cores(together, current, None,
+                               None if between == "no upcoming" else (together, upcoming))
+            for w, g in zip(want, got):
+                assert g.latency_ns == w.latency_ns and g.walks == w.walks
+                assert (g.tlb_hits == w.tlb_hits).all()
+                assert (g.data == w.data).all() and (g.walk_refs == w.walk_refs).all()
+            # what the caller does before the next call, to both sets of cores alike
+            vpns = np.array(data.draw(st.lists(st.integers(0, 63), max_size=5))) + GiB // 4096
+            c = data.draw(st.integers(0, per - 1))
+            if between == "invalidate":
+                alone[c].invalidate_pages(vpns)
+                together[c].invalidate_pages(vpns)
+            elif between == "flush":
+                alone[c].flush_tlbs()
+                together[c].flush_tlbs()
+            elif between == "alone":
+                extra = GiB + np.array(spots[:3], dtype=np.int64)
+                alone[c].access(extra)
+                together[c].access(extra)
+            elif between == "other chunks":  # the next call is not what was announced
+                upcoming = epoch()
+            current = upcoming
+        for a, b in zip(alone, together):
+            b.complex.cancel()  # nothing runs ahead any more: the states compare
+            assert (a.arena.buffer == b.arena.buffer).all()
+
+
+def test_an_error_ahead_is_raised_by_the_call_that_needs_it():
+    """An unmapped page in the announced chunks: the helper stops, the state is put
+    back, and the next call raises it itself."""
+    cpu = SPLIT_CPUS["toy"]
+    pt = _table(4096, 8)
+    a = CoreMemory(cpu, pt)
+    b = CoreMemory(cpu, pt, complex_of=a)
+    good = np.full(5000, GiB)
+    bad = np.full(5000, GiB + 64 * 4096)  # past the mapped region
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(cores_module, "_THREADS", 2)
+        access_cores([a, b], [good, good], None, ([a, b], [good, bad]))
+        with pytest.raises(IndexError, match="not mapped"):
+            access_cores([a, b], [good, bad])
+        assert a.complex.ahead is None
+
+
+def test_a_page_on_no_node_is_an_error_in_the_shared_pass():
+    cpu = SPLIT_CPUS["toy"]
+    pt = _table(4096, 8)
+    pt.placement.node[3] = -1  # reclaimed
+    a = CoreMemory(cpu, pt)
+    b = CoreMemory(cpu, pt, complex_of=a)
+    with pytest.raises(IndexError, match="no memory node"):
+        access_cores([a, b], [np.full(10, GiB), np.full(10, GiB + 3 * 4096)])
