@@ -16,6 +16,7 @@ import queue
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TypeVar
 
 import numpy as np
@@ -36,6 +37,14 @@ class EpochRecords:
     bounds: np.ndarray
     records: np.ndarray
     writes: int
+
+    @cached_property
+    def chunks(self) -> tuple[list[int], list[np.ndarray]]:
+        """The cores with records to run and their chunks of ``vaddr`` (the same array
+        objects every time: a hierarchy running ahead knows them by identity)."""
+        b = self.bounds.tolist()
+        active = [c for c in range(len(b) - 1) if b[c + 1] > b[c]]
+        return active, [self.vaddr[b[c]:b[c + 1]] for c in active]
 
 
 @njit(cache=True, nogil=True)

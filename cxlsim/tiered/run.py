@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -69,7 +70,8 @@ import pandas as pd
 from cxlsim.engine import Simulation
 from cxlsim.errors import InputError
 from cxlsim.memory.epoch import EpochEngine, MemorySystem
-from cxlsim.memory.hierarchy import CoreMemory, CpuParams, access_cores
+from cxlsim.memory.cores import access_cores
+from cxlsim.memory.hierarchy import CoreMemory, CpuParams
 from cxlsim.memory.kernel import MAX_RECLAIM_RETRIES, KernelMemory
 from cxlsim.memory.pagetable import PageTable
 from cxlsim.memory.placement import Placement
@@ -84,6 +86,8 @@ from cxlsim.units import LINE_BYTES
 #: Lines of a 4 KiB page: a page move reads them at the source and writes them at the
 #: destination.
 LINES_PER_PAGE = PAGE_BYTES // LINE_BYTES
+
+T = TypeVar("T")
 
 #: vmstat counters reported per epoch (``/proc/vmstat`` names).
 VMSTAT = ("pgalloc", "pgdemote_kswapd", "pgdemote_direct", "pgpromote_success",
@@ -257,7 +261,8 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
 
     def trace():
         nonlocal last, moved, bounces
-        for records, ids, distinct, counts, grouped, seen, seen_as in prefetched(prepare()):
+        for (records, ids, distinct, counts, grouped, seen, seen_as), upcoming in _with_next(
+                prefetched(prepare())):
             placement.epoch = len(run.epochs)
             direct = kernel.vmstat()["pgdemote_direct"]
             # the epoch's resident pages are referenced before its new ones allocate, so
@@ -287,7 +292,7 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
             moved = now
             kept.node[seen_as] = kernel.node[seen]  # the sample's (none when exact)
             row = _epoch(engine, hierarchy, grouped, nodes, copies, stall, owed_core, compute,
-                         sample)
+                         sample, upcoming[4] if upcoming else None)
             row["reclaim_stall_ns"] = reclaim
             row["numa_hint_faults"] = int(faults.size)
             row["tlb_shootdown_ns"] = float(owed_core.sum())
@@ -371,6 +376,19 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
     sim.env.run(until=done)
     run.time_ns = sim.env.now
     return run
+
+
+def _with_next(items: Iterator[T]) -> Iterator[tuple[T, T | None]]:
+    """Each of ``items`` with the one after it (None after the last)."""
+    it = iter(items)
+    current = next(it, _END)
+    while current is not _END:
+        after = next(it, _END)
+        yield current, None if after is _END else after
+        current = after
+
+
+_END: Any = object()
 
 
 def _allocate(kernel: KernelMemory, policy: Policy, ids: np.ndarray,
@@ -474,22 +492,28 @@ def _epochs(chunks: Chunks, epoch: int) -> Iterator[dict[str, np.ndarray]]:
 
 def _epoch(engine: EpochEngine, cores: list[CoreMemory], grouped: EpochRecords,
            nodes: list[str], copies: np.ndarray, stall: float, core_ns: np.ndarray,
-           compute: float = 0.0, sample: int = 1) -> dict:
+           compute: float = 0.0, sample: int = 1,
+           upcoming: EpochRecords | None = None) -> dict:
     """One epoch: each core's records through its hierarchy (each record after
     ``compute`` ns of other work), then the nodes' equilibrium with the kernel's page
     copies as one more stream (its time is not the app's); the task's kernel ``stall``
     (ns) falls on the cores by their share of the records, and ``core_ns[c]`` (its TLB
     flushes) on core ``c``. With a 1-in-``sample`` page sample, the sampled records'
-    latencies and memory references count ``sample`` times."""
+    latencies and memory references count ``sample`` times. ``upcoming``: the next
+    epoch's records, whose private passes may run ahead (:mod:`cxlsim.memory.cores`)."""
     latency = engine.latencies()
     node_ns = np.array([latency[n] for n in nodes])
     vaddr, bounds, records = grouped.vaddr, grouped.bounds, grouped.records
     refs = np.zeros((len(cores), len(nodes)))
     busy = compute * records.astype(float)
     # the cores' chunks one after another (a shared cache sees core 0's, then core 1's)
-    active = [c for c in range(len(cores)) if bounds[c + 1] > bounds[c]]
-    chunks = [vaddr[bounds[c]:bounds[c + 1]] for c in active]
-    for c, stats in zip(active, access_cores([cores[c] for c in active], chunks, node_ns)):
+    active, chunks = grouped.chunks
+    after = None
+    if upcoming is not None:
+        next_active, next_chunks = upcoming.chunks
+        after = ([cores[c] for c in next_active], next_chunks)
+    for c, stats in zip(active, access_cores([cores[c] for c in active], chunks, node_ns,
+                                             after)):
         mem = (stats.data[stats.caches:] + stats.walk_refs[stats.caches:]).astype(float)
         refs[c, :mem.size] = mem * sample
         busy[c] += max(stats.latency_ns * sample - float(refs[c] @ node_ns), 0.0)
