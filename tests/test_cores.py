@@ -97,3 +97,25 @@ def test_a_page_on_no_node_is_an_error_in_the_shared_pass():
     b = CoreMemory(cpu, pt, complex_of=a)
     with pytest.raises(IndexError, match="no memory node"):
         access_cores([a, b], [np.full(10, GiB), np.full(10, GiB + 3 * 4096)])
+
+
+def test_a_caller_that_keeps_undoing_is_run_ahead_for_less_often():
+    """Each undo doubles the calls that do not run ahead (1, 2, ... up to 16); a
+    record taken resets it."""
+    cpu = SPLIT_CPUS["toy"]
+    pt = _table(4096, 8)
+    a = CoreMemory(cpu, pt)
+    b = CoreMemory(cpu, pt, complex_of=a)
+    chunks = [[np.full(5000, GiB + k * 4096) for k in (i, i + 1)] for i in range(6)]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(cores_module, "_THREADS", 2)
+        ran_ahead = []
+        for i in range(5):
+            access_cores([a, b], chunks[i], None, ([a, b], chunks[i + 1]))
+            ran_ahead.append(a.complex.ahead is not None)
+            a.invalidate_pages(np.array([GiB // 4096]))  # a shootdown between calls
+        assert ran_ahead == [True, False, True, False, False]
+        assert (a.complex.backoff, a.complex.skip) == (2, 0)
+        access_cores([a, b], chunks[0], None, ([a, b], chunks[0]))  # runs ahead
+        access_cores([a, b], chunks[0], None, ([a, b], chunks[0]))  # taken
+        assert a.complex.backoff == 0 and a.complex.ahead is not None

@@ -256,19 +256,21 @@ def _access_complex(cores: list[CoreMemory], chunks: list[np.ndarray],
     complex_ = cores[0].complex
     chunks = [np.ascontiguousarray(c, dtype=np.int64) for c in chunks]
     record = None
-    ahead, complex_.ahead = complex_.ahead, None
-    if ahead is not None:
-        if ahead.record.matches(cores, chunks):
-            record = ahead.finish()
-        else:
-            ahead.undo()
+    if complex_.ahead is not None and complex_.ahead.record.matches(cores, chunks):
+        ahead, complex_.ahead = complex_.ahead, None
+        record = ahead.finish()
+        complex_.backoff = 0
+    complex_.cancel()  # ahead on other chunks
     if record is None:
         record = _Record(cores, chunks, split)
         record.run_all()
     if upcoming is not None and _THREADS > 1 and sum(c.size for c in upcoming[1]) \
             >= _PARALLEL_ACCESSES:
-        complex_.ahead = Lookahead(_Record(upcoming[0], [
-            np.ascontiguousarray(c, dtype=np.int64) for c in upcoming[1]], split))
+        if complex_.skip:
+            complex_.skip -= 1
+        else:
+            complex_.ahead = Lookahead(_Record(upcoming[0], [
+                np.ascontiguousarray(c, dtype=np.int64) for c in upcoming[1]], split))
     try:
         return record.shared(memory_ns)
     except BaseException:

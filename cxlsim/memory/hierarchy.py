@@ -122,12 +122,18 @@ class Complex:
         self.members: list[CoreMemory] = []
         self.ahead: Any = None  # cxlsim.memory.cores.Lookahead, or None
         self.scratch: list[tuple[np.ndarray, np.ndarray]] = []  # kept between calls
+        self.backoff = 0  # calls not to run ahead after an undo: doubles, up to 16
+        self.skip = 0     # calls left before running ahead again
 
     def cancel(self) -> None:
-        """Undo the private passes run ahead, if any (waiting for them to stop)."""
+        """Undo the private passes run ahead, if any (waiting for them to stop), and
+        run ahead less often: a caller that changes the TLBs between every two calls
+        (a policy moving pages each epoch) would waste them."""
         if self.ahead is not None:
             ahead, self.ahead = self.ahead, None
             ahead.undo()
+            self.backoff = min(2 * self.backoff or 1, 16)
+            self.skip = self.backoff
 
 
 class CoreMemory:
