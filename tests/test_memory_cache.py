@@ -74,6 +74,22 @@ def test_structures_sharing_an_arena_keep_their_state():
     assert a.access(np.array([1, 2, 3])).all()
 
 
+@settings(max_examples=30, deadline=None)
+@given(sizes=st.lists(st.integers(1, 5000), min_size=1, max_size=12))
+def test_an_arena_grows_keeping_every_word_and_no_more(sizes):
+    """The buffer is exactly the words handed out, empty when handed out, earlier
+    ones unchanged however the store grows behind it."""
+    arena, written = Arena(), []
+    for k, n in enumerate(sizes):
+        offset = arena.allocate(n)
+        assert offset == sum(sizes[:k]) and arena.buffer.size == offset + n
+        assert (arena.buffer[offset:] == arena.empty).all()
+        arena.buffer[offset:] = k
+        written.append((offset, n, k))
+    for offset, n, k in written:
+        assert (arena.buffer[offset:offset + n] == k).all()
+
+
 @pytest.mark.parametrize("args, message", [
     ((3, 2), "the number of sets must be a power of two, got 3"),
     ((2, 0), "ways must be from 1 to 256, got 0"),

@@ -27,10 +27,15 @@ def _power_of_two(n: int) -> bool:
 class Arena:
     """A growable flat buffer of unsigned words holding the state of set-associative
     structures: ``uint32`` (half the host memory traffic of 64-bit words) until a tag
-    needs more bits, then ``uint64``. An empty way is a word with every bit set."""
+    needs more bits, then ``uint64``. An empty way is a word with every bit set.
+    ``buffer`` is the words in use, a view of a store with half as much again as
+    room (untouched, so no resident memory): a complex's later cores, built after its
+    large shared cache, fit without copying it (the T6 checks, copying the buffer at
+    each structure, took 0.44 s of 3.9 s building their cores)."""
 
     def __init__(self) -> None:
-        self.buffer = np.empty(0, dtype=np.uint32)
+        self._store = np.empty(0, dtype=np.uint32)
+        self.buffer = self._store
 
     @property
     def empty(self) -> int:
@@ -38,9 +43,15 @@ class Arena:
         return int(np.iinfo(self.buffer.dtype).max)
 
     def allocate(self, words: int) -> int:
-        """Append ``words`` empty words (copying the buffer) and return their offset."""
+        """Append ``words`` empty words and return their offset."""
         offset = self.buffer.size
-        self.buffer = np.concatenate([self.buffer, np.full(words, self.empty, self.buffer.dtype)])
+        need = offset + words
+        if need > self._store.size:
+            store = np.empty(need + need // 2, self._store.dtype)
+            store[:offset] = self.buffer
+            self._store = store
+        self.buffer = self._store[:need]
+        self.buffer[offset:] = self.empty
         return offset
 
     def fit(self, tag: int) -> None:
@@ -48,7 +59,7 @@ class Arena:
         if tag >= self.empty:
             wide = self.buffer.astype(np.uint64)
             wide[self.buffer == self.empty] = np.iinfo(np.uint64).max
-            self.buffer = wide
+            self._store = self.buffer = wide
 
 
 class SetAssociative:
