@@ -119,3 +119,30 @@ def test_a_caller_that_keeps_undoing_is_run_ahead_for_less_often():
         access_cores([a, b], chunks[0], None, ([a, b], chunks[0]))  # runs ahead
         access_cores([a, b], chunks[0], None, ([a, b], chunks[0]))  # taken
         assert a.complex.backoff == 0 and a.complex.ahead is not None
+
+
+def test_a_pool_worker_runs_on_its_share_of_the_cpus(monkeypatch):
+    """CXLSIM_THREADS (set by validate's and sweeps' workers) caps the host threads:
+    at one, nothing runs ahead and the private passes stay on the caller's thread."""
+    cpu = SPLIT_CPUS["toy"]
+    pt = _table(4096, 8)
+    a = CoreMemory(cpu, pt)
+    b = CoreMemory(cpu, pt, complex_of=a)
+    chunks = [np.full(5000, GiB), np.full(5000, GiB + 4096)]
+    monkeypatch.setattr(cores_module, "_THREADS", 2)
+    monkeypatch.setenv(cores_module.THREADS_ENV, "1")
+    access_cores([a, b], chunks, None, ([a, b], chunks))
+    assert a.complex.ahead is None
+    monkeypatch.setenv(cores_module.THREADS_ENV, "2")
+    access_cores([a, b], chunks, None, ([a, b], chunks))
+    assert a.complex.ahead is not None
+
+
+def test_a_pool_worker_gets_an_even_share(monkeypatch):
+    from cxlsim.experiments import sweep
+
+    monkeypatch.setenv(cores_module.THREADS_ENV, "")  # restored after the test
+    monkeypatch.setattr(sweep, "_exit_with_parent", lambda parent: None)
+    monkeypatch.setattr(sweep.os, "cpu_count", lambda: 8)
+    sweep._start_worker(1, 3)
+    assert cores_module._threads() == min(2, cores_module._THREADS)

@@ -371,8 +371,8 @@ def open_executor(executor: str | Executor | None, jobs: int) -> Iterator[Execut
             yield None
         else:
             with ProcessPoolExecutor(jobs, mp_context=_worker_context(),
-                                     initializer=_exit_with_parent,
-                                     initargs=(os.getpid(),)) as pool:
+                                     initializer=_start_worker,
+                                     initargs=(os.getpid(), jobs)) as pool:
                 pool.submit(int).result()  # workers start now, before any progress thread
                 yield pool
     elif isinstance(executor, str) and executor.startswith("dask://") and executor[7:]:
@@ -411,6 +411,13 @@ def _worker_context() -> multiprocessing.context.BaseContext:
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(PRELOAD)
     return context
+
+
+def _start_worker(parent: int, jobs: int) -> None:
+    """Worker initializer: a share of the host's CPUs for the worker's own threads
+    (:data:`cxlsim.memory.cores.THREADS_ENV`), and an end when its parent is gone."""
+    os.environ["CXLSIM_THREADS"] = str(max((os.cpu_count() or 1) // jobs, 1))
+    _exit_with_parent(parent)
 
 
 def _exit_with_parent(parent: int, poll: float = 0.5) -> None:

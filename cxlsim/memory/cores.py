@@ -34,9 +34,17 @@ import numpy as np
 import cxlsim.memory._kernels as _kernels
 from cxlsim.memory.hierarchy import ChunkStats, Complex, CoreMemory
 
-#: Host threads running the private passes of a complex's cores (the process's CPUs).
+#: Host threads running the private passes of a complex's cores: the process's CPUs,
+#: or the share a process pool gives each of its workers (:data:`THREADS_ENV`).
 _THREADS = max(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                else os.cpu_count() or 1, 1)
+#: Environment variable a pool's worker reads its host threads from (validate, sweeps:
+#: two workers on two CPUs each run single-threaded rather than contend).
+THREADS_ENV = "CXLSIM_THREADS"
+
+
+def _threads() -> int:
+    return max(min(int(os.environ.get(THREADS_ENV, _THREADS)), _THREADS), 1)
 #: Fewest accesses of a call worth a second thread (its hand-off costs ~0.1 ms).
 _PARALLEL_ACCESSES = 4096
 _POOL: ThreadPoolExecutor | None = None
@@ -146,7 +154,7 @@ class _Record:
     def run_all(self) -> None:
         """Every core's private pass, in contiguous runs of cores on the host threads."""
         n = len(self.cores)
-        threads = min(n, _THREADS)
+        threads = min(n, _threads())
         cuts = np.searchsorted(self.bounds, np.arange(1, threads) * self.vaddrs.size / threads)
         cuts = np.unique(np.clip(np.concatenate([[0], cuts, [n]]), 0, n))
         runs = list(zip(cuts[:-1].tolist(), cuts[1:].tolist()))
@@ -264,7 +272,7 @@ def _access_complex(cores: list[CoreMemory], chunks: list[np.ndarray],
     if record is None:
         record = _Record(cores, chunks, split)
         record.run_all()
-    if upcoming is not None and _THREADS > 1 and sum(c.size for c in upcoming[1]) \
+    if upcoming is not None and _threads() > 1 and sum(c.size for c in upcoming[1]) \
             >= _PARALLEL_ACCESSES:
         if complex_.skip:
             complex_.skip -= 1
