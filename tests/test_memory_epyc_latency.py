@@ -9,7 +9,7 @@ from cxlsim.errors import InputError
 from cxlsim.experiments import load_experiment
 from cxlsim.experiments.kinds.epyc_latency import find_knees
 from cxlsim.validation import PASS
-from cxlsim.validation.checks import epyc_l3_tlb
+from cxlsim.validation.caches import epyc_l3_tlb
 
 BLOCKS = np.array([1, 2, 4, 6, 8, 10, 12, 16, 20, 24, 32], dtype=float)
 

@@ -58,7 +58,7 @@ def _targets() -> tuple[dict[str, str], ...]:
 
 
 #: Modules of this package whose checks register when imported, a family each.
-CHECK_MODULES = ("tpp", "hmsdk", "checks")  # the longest first: they start first
+CHECK_MODULES = ("tpp", "hmsdk", "caches", "checks")  # the longest first: they start first
 
 
 def registered_checks() -> list[tuple[tuple[str, ...], Check]]:
