@@ -326,3 +326,32 @@ def test_new_pages_allocate_in_first_access_order_without_the_search(seed, n, ep
             gone = np.unique(np.array([p for p in free[e::7] if p < mem.node.size], np.int64))
             mem.free(gone[mem.node[gone] >= 0])  # reclaimed: refaults next time
     assert runs[0].node.tolist() == runs[1].node.tolist()
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 2000))
+def test_the_pages_table_is_the_groupby_of_every_page(seed, n):
+    """The result's ``pages`` table, counted with numpy, equals pandas' groupby of a
+    frame of every page."""
+    import pandas as pd
+
+    from cxlsim.experiments.kinds.trace_memory import _pages
+    from cxlsim.memory.placement import DEMOTED, PAGE_TYPES, PROMOTED, Placement
+
+    rng = np.random.default_rng(seed)
+    p = Placement(n, page_type=rng.integers(0, 3, n).astype(np.int8))
+    p.node[:], p.alloc_epoch[:] = rng.integers(-1, 3, n), rng.integers(-1, 40, n)
+    p.accesses[:], p.flags[:] = rng.integers(0, 1000, n), rng.integers(0, 4, n)
+    names = ["dram", "cxl", "cxl2"]
+    frame = pd.DataFrame({"page_type": np.asarray(PAGE_TYPES)[p.page_type],
+                          "node": np.asarray(names + ["none"])[p.node],
+                          "alloc_epoch": p.alloc_epoch, "accesses": p.accesses,
+                          "demoted": (p.flags & DEMOTED) > 0,
+                          "promoted": (p.flags & PROMOTED) > 0,
+                          "order": p.page_type * 10 + p.node})
+    want = frame.groupby(["order", "page_type", "node", "alloc_epoch"]).agg(
+        pages=("accesses", "size"), accesses=("accesses", "sum"),
+        demoted=("demoted", "sum"), promoted=("promoted", "sum")).reset_index()
+    got = _pages(p, names)
+    for column in got:
+        assert got[column].tolist() == want[column].tolist(), column

@@ -391,16 +391,24 @@ def _hot_and_cold(epochs: pd.DataFrame, names: list[str]) -> pd.DataFrame:
 
 def _pages(placement: Placement, names: list[str]) -> pd.DataFrame:
     """Pages by type, node at the end (``none``: not resident) and the epoch of their
-    latest allocation, with their accesses and how many were last demoted or promoted."""
-    per_page = pd.DataFrame({  # grouped by codes, named after (the footprint is large)
-        "page_type": placement.page_type, "node": placement.node,
-        "alloc_epoch": placement.alloc_epoch, "accesses": placement.accesses,
-        "demoted": (placement.flags & DEMOTED) > 0,
-        "promoted": (placement.flags & PROMOTED) > 0})
-    keys = ["page_type", "node", "alloc_epoch"]
-    out = per_page.groupby(keys, sort=True).agg(
-        pages=("accesses", "size"), accesses=("accesses", "sum"),
-        demoted=("demoted", "sum"), promoted=("promoted", "sum")).reset_index()
-    out["page_type"] = np.asarray(PAGE_TYPES)[out["page_type"]]
-    out["node"] = np.asarray(names + ["none"])[out["node"]]  # node -1: the last name
-    return out.astype({"pages": np.int64, "demoted": np.int64, "promoted": np.int64})
+    latest allocation, with their accesses and how many were last demoted or promoted:
+    groups of one integer key each, counted with numpy (a pandas groupby of every page
+    took 10 ms a run, a tenth of a small run's time)."""
+    n_nodes = len(names) + 1  # node -1 ("none") shifted to 0
+    epochs = int(placement.alloc_epoch.max(initial=-1)) + 2
+    key = ((placement.page_type.astype(np.int64) * n_nodes + placement.node + 1) * epochs
+           + placement.alloc_epoch + 1)
+    groups, which = np.unique(key, return_inverse=True)
+    node = (groups // epochs) % n_nodes - 1
+
+    def total(values: np.ndarray) -> np.ndarray:
+        return np.bincount(which, weights=values, minlength=groups.size).astype(np.int64)
+
+    return pd.DataFrame({
+        "page_type": np.asarray(PAGE_TYPES)[groups // (epochs * n_nodes)],
+        "node": np.asarray(names + ["none"])[node],  # node -1: the last name
+        "alloc_epoch": groups % epochs - 1,
+        "pages": np.bincount(which, minlength=groups.size).astype(np.int64),
+        "accesses": total(placement.accesses),
+        "demoted": total((placement.flags & DEMOTED) > 0),
+        "promoted": total((placement.flags & PROMOTED) > 0)})
