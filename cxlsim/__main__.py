@@ -1,5 +1,5 @@
 """``python -m cxlsim``: the ``cxlsim`` command."""
 
-from cxlsim.cli import main
+from cxlsim.cli import console
 
-raise SystemExit(main())
+console()

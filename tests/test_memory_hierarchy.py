@@ -176,6 +176,8 @@ def test_cores_run_together_as_one_after_another(cpu, page_size, nodes, complexe
         mp.setattr(cores_module, "_PARALLEL_ACCESSES", 0 if threaded else 1 << 62)
         mp.setattr(cores_module, "_THREADS", 2 if threaded else 1)
         mp.setattr(kernels, "PREFETCH_BYTES", 0 if prefetch else kernels.PREFETCH_BYTES)
+        mp.setattr(kernels, "PREFETCH_BYTES_CORES",
+                   0 if prefetch else kernels.PREFETCH_BYTES_CORES)
         for _ in range(data.draw(st.integers(1, 3))):
             chunks = [GiB + np.array(data.draw(st.lists(st.sampled_from(spots), max_size=200)),
                                      dtype=np.int64) for _ in order]

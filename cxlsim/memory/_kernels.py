@@ -26,12 +26,15 @@ through the data caches like any load, then the data reference itself. While it 
 the host prefetches what a later access will need from host memory: the last-level
 cache sets of the data line and leaf page-table entry ``ahead`` accesses on, and the
 page's frame and node twice as far on. A prefetch changes no state. It pays once the
-simulated state outgrows the host's private caches (:data:`PREFETCH_BYTES`, a host
-core's L2): a Xeon 6 trace run's 12 MiB L3 and 16 MiB of page arrays took ~40% less
-time with it, and a sampled one's 1.5-3 MiB about as much (between two epochs the
-run's own bookkeeping evicts the state from the host's caches), while a pointer chase
-over 1 MiB of L3 tags and 4,096 pages, its state staying in the host's caches, ran 10%
-slower; the L2's sets, which stay in the host's caches, gained nothing.
+simulated state outgrows the host's caches: a Xeon 6 trace run's 12 MiB L3 and 16 MiB
+of page arrays took ~40% less time with it, while a pointer chase over 1 MiB of L3 tags
+and 4,096 pages, its state staying in the host's caches, ran 10% slower (and the T3
+check's EPYC chase 1.19 -> 1.78 s); the L2's sets, which stay in the host's caches,
+gained nothing. Hence two thresholds: :data:`PREFETCH_BYTES` for a core run on its own
+(a pointer chase), and :data:`PREFETCH_BYTES_CORES`, a host core's L2, for cores run
+together (:mod:`cxlsim.memory.cores`), which a trace run calls between its own
+per-epoch work, which evicts the state from the host's caches: a sampled run's 1.5-3
+MiB took ~40% less time with it too.
 """
 
 from __future__ import annotations
@@ -51,7 +54,9 @@ MAX_WAYS = 256
 #: Accesses ahead of the current one whose host memory is prefetched (see above).
 AHEAD = 16
 #: Bytes of structures and page arrays from which a kernel call prefetches.
-PREFETCH_BYTES = 1 << 20
+PREFETCH_BYTES = 8 << 20
+#: The same for the cores of a complex run together (see above).
+PREFETCH_BYTES_CORES = 1 << 20
 
 
 @intrinsic

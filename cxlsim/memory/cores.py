@@ -134,7 +134,7 @@ class _Record:
         self.tlbs = np.stack([c._tlb_geometry for c in self.cores])
         self.geometry = np.stack([c._cache_geometry for c in self.cores])
         held = first.arena.buffer.nbytes + pt.frames.nbytes + pt.nodes.nbytes
-        self.ahead = _kernels.AHEAD if held >= _kernels.PREFETCH_BYTES else 0
+        self.ahead = _kernels.AHEAD if held >= _kernels.PREFETCH_BYTES_CORES else 0
 
     def matches(self, cores: Sequence[CoreMemory], chunks: Sequence[np.ndarray]) -> bool:
         """Whether this is the record of exactly these cores and chunk arrays."""
