@@ -106,6 +106,7 @@ class MemorySystem:
     def __init__(self, nodes: Mapping[str, MemoryNode]) -> None:
         self.nodes = dict(nodes)
         self._specs: tuple | None = None  # the targets as the compiled solver reads them
+        self._idle: dict[str, float] | None = None  # each node's idle latency, likewise
 
     @classmethod
     def from_topology(cls, topology, host: str = "host0",
@@ -145,6 +146,14 @@ class MemorySystem:
             built[node] = MemoryNode(node, [targets[m] for m in members])
         return cls(built)
 
+    @property
+    def idle(self) -> dict[str, float]:
+        """Each node's idle read latency (ns), worked out once: the solver asks for it at
+        every step."""
+        if self._idle is None:
+            self._idle = {n: node.idle_latency for n, node in self.nodes.items()}
+        return self._idle
+
     def _loads(self, demands: Sequence[Demand], latencies: Mapping[str, float],
                node: str | None = None) -> tuple[dict, dict, list[float]]:
         reads = dict.fromkeys(self.nodes, 0.0)
@@ -169,7 +178,7 @@ class MemorySystem:
             if unknown:
                 raise ValueError(f"shares name unknown node(s) {sorted(unknown)}; nodes: "
                                  f"{', '.join(self.nodes)}")
-        latency = {n: node.idle_latency for n, node in self.nodes.items()}
+        latency = dict(self.idle)
         active = [n for n in self.nodes if any(d.shares.get(n, 0) > 0 and d.threads > 0
                                                for d in demands)]
         x = np.array([latency[n] for n in active])
@@ -216,7 +225,7 @@ class MemorySystem:
             step = np.linalg.solve(np.eye(n) - jac, p - x)
         except np.linalg.LinAlgError:
             return p
-        idle = np.array([self.nodes[a].idle_latency for a in active])
+        idle = np.array([self.idle[a] for a in active])
         cand = np.maximum(x + step, idle)
         res_cand = np.max(np.abs(self._psi(active, fixed, cand, latency, tol) - cand) / cand)
         res_p = np.max(np.abs(self._psi(active, fixed, p, latency, tol) - p) / p)
@@ -251,7 +260,7 @@ class MemorySystem:
                   shares, order)
 
         def fixed(n: str, latency: dict[str, float], tol: float) -> float:
-            return _latency.node_fixed_point(index[n], self.nodes[n].idle_latency, tol,
+            return _latency.node_fixed_point(index[n], self.idle[n], tol,
                                              *arrays, np.array([latency[m] for m in names]))
 
         return fixed
@@ -304,7 +313,7 @@ class EpochEngine:
         """Node latencies of the last epoch (idle before the first)."""
         if self.history:
             return dict(self.history[-1].latency)
-        return {n: node.idle_latency for n, node in self.system.nodes.items()}
+        return dict(self.system.idle)
 
     def run_chunks(self, cores, chunks: Sequence[Sequence[np.ndarray]]) -> np.ndarray:
         """Drive :class:`~cxlsim.memory.CoreMemory` cores chunk by chunk.

@@ -133,7 +133,9 @@ class AutoTiering(Static):
     def _shift(self, scanned: np.ndarray, now: int) -> None:
         """The scanner marked ``scanned``: each history takes in whether the page
         faulted since its last mark."""
-        pages = np.unique(scanned)
+        marked = np.zeros(self.footprint, bool)  # the distinct pages, in order: a mask
+        marked[scanned] = True                     # of the footprint beats sorting them
+        pages = np.flatnonzero(marked)
         before = self.level(pages)
         mask = (1 << self.params.history_bits) - 1
         self.history[pages] = ((self.history[pages].astype(np.int64) << 1)
