@@ -12,7 +12,10 @@ cache levels, and returns per-level counts and the chunk's latency::
     stats = core.access(addresses)                 # ChunkStats: hits, walks, latency
 
 See :mod:`cxlsim.memory.hierarchy` for the timing model and
-:mod:`cxlsim.memory.reference` for the plain-Python reference it is tested against.
+:mod:`cxlsim.memory.reference` for the plain-Python reference it is tested against;
+:mod:`cxlsim.memory.cores` runs the cores of a complex together (private levels on the
+host's CPUs, the shared ones in core order, the next chunks' private levels ahead), and
+:mod:`cxlsim.memory.sampling` a 1-in-K sample of the pages on a core scaled down K times.
 
 Beyond the caches: DRAM channels and their loaded latency (:mod:`~cxlsim.memory.dram`,
 :mod:`~cxlsim.memory.loaded`), CXL expanders (:mod:`~cxlsim.memory.expander`), the
