@@ -146,3 +146,17 @@ def test_a_pool_worker_gets_an_even_share(monkeypatch):
     monkeypatch.setattr(sweep.os, "cpu_count", lambda: 8)
     sweep._start_worker(1, 3)
     assert cores_module._threads() == min(2, cores_module._THREADS)
+
+
+def test_node_latencies_for_more_nodes_than_the_cores_were_built_with():
+    """A call may give latencies for more nodes than the cores' own: the counts have a
+    column per node given, as one core's access does."""
+    cpu = SPLIT_CPUS["toy"]
+    pt = _table(4096, 8)
+    a = CoreMemory(cpu, pt)
+    b = CoreMemory(cpu, pt, complex_of=a)
+    alone = CoreMemory(cpu, pt)
+    chunk = GiB + np.arange(0, 8 * 4096, 64)
+    got = access_cores([a, b], [chunk, chunk], [90.0, 140.0, 200.0])
+    want = alone.access(chunk, [90.0, 140.0, 200.0])
+    assert got[0].data.tolist() == want.data.tolist() and got[0].data.size == 3 + 3

@@ -174,12 +174,17 @@ class _Record:
         nodes_ns = np.array([core._nodes_ns(memory_ns) for core in self.cores])
         if self.adds.size + 1 + 2 * nodes_ns.shape[1] > np.iinfo(np.uint16).max:
             raise ValueError(f"too many memory nodes ({nodes_ns.shape[1]}) for one kernel call")
+        n_cache = len(first.caches)
+        width = n_cache + nodes_ns.shape[1]
+        if self.counts.shape[2] != width:  # more or fewer nodes than the cores were built
+            counts = np.zeros((*self.counts.shape[:2], width), np.int64)  # with: the
+            counts[..., :n_cache] = self.counts[..., :n_cache]  # private passes' columns
+            self.counts = counts
         totals = np.zeros(len(self.cores))
         _kernels.shared_passes(self.vaddrs, self.bounds, first.arena.buffer, self.geometry,
                                self.split, self.adds, first._cache_ns, nodes_ns, self.counts,
                                totals, self.ahead, self.codes, self.lines, self.written,
                                pt.va_base, pt.page_shift, pt.nodes)
-        n_cache = len(first.caches)
         return [ChunkStats(int(self.bounds[c + 1] - self.bounds[c]), float(totals[c]),
                            self.tlb_counts[c, :-1], int(self.tlb_counts[c, -1]),
                            self.counts[c, 0], self.counts[c, 1], n_cache)
