@@ -130,6 +130,8 @@ def test_a_sampled_trace_run_estimates_the_exact_one(tmp_path):
     ("3", "sample: the sampling factor must be a power of two (1, 2, 4, ...), got 3"),
     ("64", "L1 DTLB has 96 entries, which a sampling factor of 64 does not divide"),
     ("0", "sample: expected greater than or equal to 1; found 0"),
+    ("32", "sample: 1 page in 32 keeps about 1,999 of the trace's 63,995 pages; a sample "
+           "needs at least 4,096"),
 ])
 def test_a_bad_sampling_factor_is_named(tmp_path, value, message):
     with pytest.raises(InputError) as info:
