@@ -19,7 +19,7 @@ from cxlsim.config import parse_assignment
 from cxlsim.errors import InputError
 from cxlsim.experiments import load_experiment
 from cxlsim.experiments.kinds.routes import RoutesExperiment
-from cxlsim.experiments.sweep import _yaml_text, batch_size, run_file
+from cxlsim.experiments.sweep import _yaml_text, batches, run_file
 
 TOPOLOGY = Path(__file__).resolve().parents[1] / "topologies" / "switch-pool.yaml"
 WIDTH, HOP = "topology.links[0].width", "topology.nodes[2].hop_latency"
@@ -181,10 +181,19 @@ def test_points_go_to_workers_in_batches(tmp_path):
     serial = run_file(path, jobs=1).tables["points"]
     with _CountingExecutor() as pool:
         batched = run_file(path, jobs=2, executor=pool).tables["points"]
-    assert batch_size(20, 2) == 2 and batch_size(3, 2) == 1
     assert sorted(i for task in pool.tasks for i in task) == list(range(20))
-    assert [len(task) for task in pool.tasks] == [2] * 10
+    assert [len(task) for task in pool.tasks] == [5, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1]
     pd.testing.assert_frame_equal(serial, batched)
+
+
+@given(points=st.integers(0, 500), workers=st.integers(1, 16))
+def test_tasks_shrink_to_single_points(points, workers):
+    """Every point once, in order; tasks never grow; the last few are single points."""
+    tasks = batches(list(range(points)), workers)
+    assert [i for task in tasks for i in task] == list(range(points))
+    sizes = [len(task) for task in tasks]
+    assert sizes == sorted(sizes, reverse=True) and all(sizes)
+    assert sizes[-min(len(sizes), 2 * workers - 1):] == [1] * min(len(sizes), 2 * workers - 1)
 
 
 def test_a_dask_cluster_runs_the_sweep(tmp_path):
