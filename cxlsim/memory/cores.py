@@ -27,7 +27,6 @@ import os
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -100,39 +99,29 @@ def access_cores(cores: Sequence[CoreMemory], chunks: Sequence[np.ndarray],
     return out  # type: ignore[return-value]
 
 
-@dataclass
 class _Record:
     """Private passes of a complex's cores over their chunks: what the shared pass
     needs (:func:`cxlsim.memory._kernels.private_passes`)."""
 
-    cores: list[CoreMemory]
-    chunks: list[np.ndarray]
-    split: int
-    vaddrs: np.ndarray = field(init=False)
-    bounds: np.ndarray = field(init=False)
-    codes: np.ndarray = field(init=False)
-    lines: np.ndarray = field(init=False)
-    tlb_counts: np.ndarray = field(init=False)
-    counts: np.ndarray = field(init=False)
-    written: np.ndarray = field(init=False)
-
-    def __post_init__(self) -> None:
-        first, pt = self.cores[0], self.cores[0].page_table
-        sizes = np.array([c.size for c in self.chunks], dtype=np.int64)
+    def __init__(self, cores: list[CoreMemory], chunks: list[np.ndarray], split: int) -> None:
+        self.cores, self.chunks, self.split = cores, chunks, split
+        first, pt = cores[0], cores[0].page_table
+        sizes = np.array([c.size for c in chunks], dtype=np.int64)
         self.bounds = np.concatenate([[0], np.cumsum(sizes)])
-        self.vaddrs = np.concatenate(self.chunks) if self.chunks else np.empty(0, np.int64)
+        self.vaddrs = np.concatenate(chunks) if chunks else np.empty(0, np.int64)
         per_code = _kernels.codes_per_access(len(first.tlbs), pt.levels)
         self.codes, self.lines = _scratch(first.complex, self.vaddrs.size * per_code,
                                           self.vaddrs.size * (pt.levels + 1))
-        n = len(self.cores)
+        n = len(cores)
         self.tlb_counts = np.zeros((n, len(first.tlbs) + 1), dtype=np.int64)
         self.counts = np.zeros((n, 2, len(first.caches) + first.memory_ns.size),
                                dtype=np.int64)
         self.written = np.zeros((n, 2), dtype=np.int64)
-        self.adds = np.concatenate([first._tlb_ns, first._cache_ns[:self.split],
-                                    first._cache_ns[:self.split]])
-        self.tlbs = np.stack([c._tlb_geometry for c in self.cores])
-        self.geometry = np.stack([c._cache_geometry for c in self.cores])
+        # what the kernels add: TLB lookups, then private hits of walk and data references
+        self.adds = np.concatenate([first._tlb_ns, first._cache_ns[:split],
+                                    first._cache_ns[:split]])
+        self.tlbs = np.stack([c._tlb_geometry for c in cores])
+        self.geometry = np.stack([c._cache_geometry for c in cores])
         held = first.arena.buffer.nbytes + pt.frames.nbytes + pt.nodes.nbytes
         self.ahead = _kernels.AHEAD if held >= _kernels.PREFETCH_BYTES_CORES else 0
 
