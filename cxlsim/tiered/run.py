@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -256,13 +256,13 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
             ids = found.compactor.ids(records["addr"])
             distinct, counts = np.unique(ids, return_counts=True)
             seen = distinct[rank[distinct] >= 0] if rank is not None else distinct[:0]
-            yield (records, ids, distinct, counts, grouper.group(ids, records),
-                   seen, rank[seen] if rank is not None else seen)
+            yield _Prepared(records, ids, distinct, counts, grouper.group(ids, records),
+                            seen, rank[seen] if rank is not None else seen)
 
     def trace():
         nonlocal last, moved, bounces
         for (records, ids, distinct, counts, grouped, seen, seen_as), upcoming in _with_next(
-                prefetched(prepare())):
+                prefetched(prepare())):  # the next epoch's records known: see _epoch
             placement.epoch = len(run.epochs)
             direct = kernel.vmstat()["pgdemote_direct"]
             # the epoch's resident pages are referenced before its new ones allocate, so
@@ -292,7 +292,7 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
             moved = now
             kept.node[seen_as] = kernel.node[seen]  # the sample's (none when exact)
             row = _epoch(engine, hierarchy, grouped, nodes, copies, stall, owed_core, compute,
-                         sample, upcoming[4] if upcoming else None)
+                         sample, upcoming.grouped if upcoming else None)
             row["reclaim_stall_ns"] = reclaim
             row["numa_hint_faults"] = int(faults.size)
             row["tlb_shootdown_ns"] = float(owed_core.sum())
@@ -376,6 +376,20 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
     sim.env.run(until=done)
     run.time_ns = sim.env.now
     return run
+
+
+class _Prepared(NamedTuple):
+    """An epoch's trace work (``simulate``'s ``prepare``): its records, their page ids,
+    its distinct pages and their accesses, the records by core, and the sampled pages
+    among the distinct ones with their numbers on the scaled cores (none when exact)."""
+
+    records: dict[str, np.ndarray]
+    ids: np.ndarray
+    distinct: np.ndarray
+    counts: np.ndarray
+    grouped: EpochRecords
+    seen: np.ndarray
+    seen_as: np.ndarray
 
 
 def _with_next(items: Iterator[T]) -> Iterator[tuple[T, T | None]]:
