@@ -5,9 +5,9 @@ live in one flat buffer of unsigned words (an :class:`~cxlsim.memory.cache.Arena
 ``uint32`` unless a structure's tags need ``uint64``); a structure is described by a
 geometry row ``(offset, sets - 1, ways, log2(sets))`` of an ``int64[n, 4]`` table. The
 set of key ``k`` is ``k & (sets - 1)`` (``sets`` is a power of two) and its tag is
-``k >> log2(sets)`` (the set bits are implied by where the tag sits). Set ``s`` is the
-``ways`` words from ``offset + ways * s``: its tags in LRU order, most recent first,
-empty ways (all bits set) last. A cache shared by the cores of a complex is one region
+``k >> log2(sets)`` (the set bits are implied by where the tag sits), stored plus one.
+Set ``s`` is the ``ways`` words from ``offset + ways * s``: its tags in LRU order, most
+recent first, empty ways (0) last. A cache shared by the cores of a complex is one region
 of their common buffer.
 
 Why this shape: host cache misses on the simulated L3's sets are the largest part of a
@@ -91,7 +91,7 @@ def lookup(state: np.ndarray, offset: int, mask: int, ways: int, shift: int, key
     Returns True on a hit. On a miss the key replaces the set's least recently used entry.
     """
     row = set_row(offset, mask, ways, key)
-    tag = state.dtype.type(key >> shift)
+    tag = state.dtype.type((key >> shift) + 1)  # 0 is an empty way
     if state[row] == tag:  # already the most recent: nothing changes
         return True
     n, one = np.uint64(ways), np.uint64(1)
