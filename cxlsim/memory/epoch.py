@@ -45,7 +45,7 @@ from cxlsim.memory import _latency
 from cxlsim.memory.dram import DramParams, DramTarget
 from cxlsim.memory.expander import ExpanderTarget
 from cxlsim.memory.cores import access_cores
-from cxlsim.memory.loaded import MemoryNode, Target
+from cxlsim.memory.loaded import MemoryNode, Target, busiest
 from cxlsim.units import LINE_BYTES
 
 _FixedPoint = Callable[[str, dict[str, float], float], float]
@@ -196,12 +196,12 @@ class MemorySystem:
                                f"(moved {moved:.3g})")
         latency.update(zip(active, x))
         reads, writes, rates = self._loads(demands, latency)
+        servers = {n: node.servers(reads[n], writes[n]) for n, node in self.nodes.items()}
         return Equilibrium(
             latency=dict(latency), read_bps=reads, write_bps=writes,
-            utilisation={n: node.utilisation(reads[n], writes[n])
-                         for n, node in self.nodes.items()},
+            utilisation={n: busiest(s) for n, s in servers.items()},
             rates=rates, latencies=[d.mean_latency(latency) for d in demands], sweeps=sweeps,
-            servers={n: node.servers(reads[n], writes[n]) for n, node in self.nodes.items()})
+            servers=servers)
 
     def _psi(self, active: list[str], fixed: _FixedPoint, x: np.ndarray,
              latency: dict[str, float], tol: float) -> np.ndarray:

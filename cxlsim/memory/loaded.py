@@ -94,8 +94,12 @@ class MemoryNode:
 
     def utilisation(self, read_bps: float, write_bps: float) -> float:
         """Utilisation of the busiest queue of the node."""
-        return max((s.utilisation for ss in self.servers(read_bps, write_bps).values()
-                    for s in ss), default=0.0)
+        return busiest(self.servers(read_bps, write_bps))
+
+
+def busiest(servers: dict[str, list[Server]]) -> float:
+    """Utilisation of the busiest of a node's queues (:meth:`MemoryNode.servers`)."""
+    return max((s.utilisation for ss in servers.values() for s in ss), default=0.0)
 
 
 # --- measured curves -------------------------------------------------------------------
