@@ -56,3 +56,13 @@ def test_loading_an_experiment_imports_only_its_kind():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=Path(__file__).parents[1]).stdout
     assert out.strip() == "['cxlsim.experiments.kinds.ornl_transfer']"
+
+
+def test_an_experiment_without_memory_models_needs_no_compiler():
+    """Loading a topology (its DRAM parameters) imports no numba: only building a
+    memory model does (ornl-sweep's workers and report never need it)."""
+    code = ("import sys; from cxlsim import load_experiment; "
+            "load_experiment('experiments/ornl-sweep.yaml'); print('numba' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=Path(__file__).parents[1]).stdout
+    assert out.strip() == "False"

@@ -48,7 +48,6 @@ import numpy as np
 from pydantic import Field
 
 from cxlsim.config.base import StrictModel
-from cxlsim.memory import _latency
 from cxlsim.memory.loaded import Server
 from cxlsim.units import LINE_BYTES, Rate, Size, Time
 
@@ -128,6 +127,7 @@ class DramTarget:
         self.name = name
         self.idle_latency = params.latency if idle is None else idle
         p = params
+        from cxlsim.memory import _latency  # numba: only once a model is built
         #: The model as the compiled formulas read it (:mod:`cxlsim.memory._latency`).
         self.spec = np.array([_latency.DRAM, self.idle_latency, p.peak_bandwidth, p.efficiency,
                               p.turnaround, p.write_drain, p.line_time, p.burst_lines,
@@ -143,6 +143,7 @@ class DramTarget:
 
     def servers(self, read_bps: float, write_bps: float) -> list[Server]:
         """The subchannel and bank queues a read crosses, at these offered bandwidths (B/s)."""
+        from cxlsim.memory import _latency
         rho, wait = np.empty(2), np.empty(2)
         n = _latency.dram_waits(self.spec, 0, read_bps, write_bps, rho, wait, 0)
         return [Server(name, float(rho[k]), float(wait[k]))

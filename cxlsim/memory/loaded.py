@@ -28,7 +28,6 @@ from typing import Protocol
 
 import numpy as np
 
-from cxlsim.memory import _latency
 from cxlsim.units import LINE_BYTES, format_bandwidth, format_time
 
 
@@ -146,15 +145,18 @@ class CurveTarget:
         self.name = name
         self.curves = sorted(curves, key=lambda c: c.read_fraction)
         self.idle_latency = min(float(c.latency[0]) for c in self.curves)
+        from cxlsim.memory import _latency  # numba: only once a model is built
         #: The model as the compiled formulas read it (:mod:`cxlsim.memory._latency`).
         self.spec = np.concatenate([[_latency.CURVES, self.idle_latency, len(self.curves)],
                                     *([c.read_fraction, c.bandwidth.size, *c.bandwidth,
                                        *c.latency] for c in self.curves)]).astype(float)
 
     def capacity(self, read_fraction: float = 1.0) -> float:
+        from cxlsim.memory import _latency
         return _latency.curves_capacity(self.spec, 0, read_fraction)
 
     def read_latency(self, read_bps: float, write_bps: float = 0.0) -> float:
+        from cxlsim.memory import _latency
         return _latency.curves_latency(self.spec, 0, read_bps, write_bps)
 
     def servers(self, read_bps: float, write_bps: float) -> list[Server]:
