@@ -92,9 +92,14 @@ class ExperimentSpec(StrictModel):
         raise NotImplementedError
 
     def draw(self, make: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-        """The figures ``make()`` draws, or none (and nothing drawn) when ``figures`` is
-        false."""
-        return make() if self.figures else {}
+        """The figures ``make()`` draws (in cxlsim's style, :mod:`cxlsim.plot.style`), or
+        none (and nothing drawn) when ``figures`` is false."""
+        if not self.figures:
+            return {}
+        from cxlsim.plot.style import styled
+
+        with styled():
+            return make()
 
 
 def _topology_node(topology: TopologySpec | None, name: str, what: str,

@@ -8,7 +8,10 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
+from cxlsim.plot.style import styled
 
+
+@styled()
 def heatmap(table: pd.DataFrame, x: str, y: str | None, z: str, title: str = "",
             ticks: Mapping[str, Mapping[Any, str]] | None = None) -> go.Figure:
     """``z`` per (``x``, ``y``) cell, axes in the order the values first appear.
@@ -41,5 +44,5 @@ def heatmap(table: pd.DataFrame, x: str, y: str | None, z: str, title: str = "",
             hovertemplate=f"{x}=%{{x}}<br>{y}=%{{y}}<br>{z}=%{{z}}<extra></extra>"))
         fig.update_layout(xaxis={"title": {"text": x}, "type": "category"},
                           yaxis={"title": {"text": y}, "type": "category"})
-    fig.update_layout(title=title, template="plotly_white")
+    fig.update_layout(title=title)
     return fig

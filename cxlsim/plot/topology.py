@@ -6,6 +6,7 @@ import networkx as nx
 import pandas as pd
 import plotly.graph_objects as go
 
+from cxlsim.plot.style import styled
 from cxlsim.topology import Topology
 from cxlsim.units import format_bandwidth, format_time
 
@@ -21,6 +22,7 @@ def _layers(graph: nx.Graph) -> dict[str, int]:
     return {n: depth.get(n, 0) for n in graph}
 
 
+@styled()
 def topology_figure(topo: Topology) -> go.Figure:
     """The graph drawn in layers from the hosts down, links labelled with bandwidth."""
     graph = topo.graph
@@ -44,11 +46,12 @@ def topology_figure(topo: Topology) -> go.Figure:
                 x=[pos[n][0] for n in names], y=[pos[n][1] for n in names], mode="markers+text",
                 text=names, textposition="top center", name=ntype,
                 marker={"size": 18, "color": color}))
-    fig.update_layout(title=f"Topology {topo.spec.name}", template="plotly_white",
+    fig.update_layout(title=f"Topology {topo.spec.name}",
                       xaxis={"visible": False}, yaxis={"visible": False})
     return fig
 
 
+@styled()
 def routes_figure(table: pd.DataFrame) -> go.Figure:
     """One-way latency of each host-to-device route, with its bottleneck bandwidth."""
     labels = table["host"] + " → " + table["device"]
@@ -56,5 +59,5 @@ def routes_figure(table: pd.DataFrame) -> go.Figure:
                            text=[f"{b:.1f} GB/s" for b in table["bandwidth_GBps"]],
                            textposition="outside"))
     fig.update_layout(title="Route latency (one way) and bottleneck bandwidth",
-                      yaxis_title="latency (ns)", template="plotly_white")
+                      yaxis_title="latency (ns)")
     return fig

@@ -68,7 +68,6 @@ class AppTieringExperiment(MemoryExperiment):
                           markers=True,
                           title=f"{self.app.name}: mean request latency vs worker threads",
                           labels={"request_latency_us": "request latency (us)"})
-            fig.update_layout(template="plotly_white")
             return {"latency": fig}
 
         modes = pd.DataFrame([{"mode": mode, "throughput_rps": r["throughput_rps"],

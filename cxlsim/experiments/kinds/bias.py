@@ -191,13 +191,11 @@ def figures(phases: pd.DataFrame, pieces: pd.DataFrame) -> dict:
                     log_x=True, log_y=True, markers=True,
                     title="Device phase time vs bytes touched per pass, per policy",
                     labels={"size_B": "bytes per pass", "time_ns": "phase time (ns)"})
-    lines.update_layout(template="plotly_white")
     flip = phases[phases["policy"] == "flip"]
     heat = heatmap(flip, "size", "reuse", "speedup_vs_host",
                    "Speedup of flipping over host bias (>1: flipping pays)")
     even = px.line(pieces, x="size_B", y="break_even_reuse", log_x=True, markers=True,
                    title="Break-even reuse: passes per phase above which flipping pays",
                    labels={"size_B": "bytes per pass", "break_even_reuse": "break-even reuse"})
-    even.update_layout(template="plotly_white")
     return {"phase time": lines, "flip speedup": heat, "break-even reuse": even}
 

@@ -204,5 +204,4 @@ def figure(points: pd.DataFrame) -> go.Figure:
                   title="Moving data between host memory and a CXL device: CXL.cache lines "
                         "(x lines in flight) vs one DMA",
                   labels={"size_B": "bytes moved", "time_ns": "time (ns)", "line": "method"})
-    fig.update_layout(template="plotly_white")
     return fig

@@ -96,6 +96,6 @@ def _figure(points: pd.DataFrame) -> go.Figure:
         finite = part[np.isfinite(part["model_ns"])]
         fig.add_scatter(x=finite["bandwidth_GBps"], y=finite["model_ns"], mode="lines",
                         name=f"{label}: model")
-    fig.update_layout(template="plotly_white", title="Loaded latency: model vs measured",
+    fig.update_layout(title="Loaded latency: model vs measured",
                       xaxis_title="bandwidth (GB/s)", yaxis_title="read latency (ns)")
     return fig

@@ -73,14 +73,14 @@ class DecEvalFlowsExperiment(_DecEvalBase):
         model = self.model()
         stages = model.stage_times().values()
         metrics["pipeline_closed_form_s"] = t_app(len(stages), self.app.chunks, max(stages)) / 1e9
-        if not self.figures:
-            return RunResult(self.name, self, metrics, {"flows": table}, {})
-        long = table.melt(id_vars="flow", value_vars=["fpga_s", "transfers_s", "gpu_s"],
-                          var_name="part", value_name="seconds")
-        fig = px.bar(long, x="flow", y="seconds", color="part",
-                     title="DecEval: where the time goes, per flow (simulated)")
-        fig.update_layout(template="plotly_white")
-        return RunResult(self.name, self, metrics, {"flows": table}, {"flows": fig})
+
+        def figures() -> dict:
+            long = table.melt(id_vars="flow", value_vars=["fpga_s", "transfers_s", "gpu_s"],
+                              var_name="part", value_name="seconds")
+            return {"flows": px.bar(long, x="flow", y="seconds", color="part",
+                                    title="DecEval: where the time goes, per flow (simulated)")}
+
+        return RunResult(self.name, self, metrics, {"flows": table}, self.draw(figures))
 
 
 @register("deceval-chunks")
@@ -104,15 +104,12 @@ class DecEvalChunksExperiment(_DecEvalBase):
             best = part.loc[part["app_s"].idxmin()]
             metrics[f"best_chunk_MB_{flow}"] = float(best["chunk_MB"])
             metrics[f"best_app_s_{flow}"] = float(best["app_s"])
-        figs = {}
         plots = (("app_s", "Application time vs chunk size"),
                  ("transfers_s", "Total transfer time vs chunk size"))
-        for y, title in plots if self.figures else ():
-            fig = px.line(table, x="chunk_MB", y=y, color="flow", log_x=True, markers=True,
-                          title=title, labels={"chunk_MB": "chunk size (MB)", y: "seconds"})
-            fig.update_layout(template="plotly_white")
-            figs[title] = fig
-        return RunResult(self.name, self, metrics, {"chunks": table}, figs)
+        return RunResult(self.name, self, metrics, {"chunks": table}, self.draw(lambda: {
+            title: px.line(table, x="chunk_MB", y=y, color="flow", log_x=True, markers=True,
+                           title=title, labels={"chunk_MB": "chunk size (MB)", y: "seconds"})
+            for y, title in plots}))
 
 
 def _accelerator(topology: TopologySpec, kind: str) -> str | None:

@@ -138,7 +138,7 @@ class EpycLatencyExperiment(ExperimentSpec):
                 at = curve.set_index("block_MiB").loc[marked, column]
                 fig.add_scatter(x=marked, y=at, mode="markers", name=f"knees, {name} pages",
                                 marker={"symbol": "x", "size": 12})
-        fig.update_layout(template="plotly_white", title=f"{self.cpu.name}: {label} vs block size",
+        fig.update_layout(title=f"{self.cpu.name}: {label} vs block size",
                           xaxis={"type": "log", "title": "block size (MiB)"},
                           yaxis={"title": label})
         return fig

@@ -92,7 +92,6 @@ class HmallocExperiment(ExperimentSpec):
             fig = px.bar(placed, x="case", y="MiB", color="node", pattern_shape="region",
                          title="memory per node: malloc'ed vs hmalloc'ed",
                          labels={"MiB": "memory (MiB)"})
-            fig.update_layout(template="plotly_white")
             return {"pages per node": fig}
 
         return RunResult(self.name, self, metrics, {"pages": table}, self.draw(figures))

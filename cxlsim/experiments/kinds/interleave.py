@@ -165,7 +165,6 @@ class WeightedInterleaveExperiment(MemoryExperiment):
             fig = px.bar(table, x="policy", y="bandwidth_GBps", color="mix", barmode="group",
                          title="bandwidth by page placement (DRAM:CXL weights)",
                          labels={"bandwidth_GBps": "bandwidth (GB/s)", "policy": "placement"})
-            fig.update_layout(template="plotly_white")
             return {"bandwidth": fig}
 
         return RunResult(self.name, self, metrics, {"points": table}, self.draw(figures))

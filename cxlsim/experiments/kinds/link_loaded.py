@@ -77,7 +77,6 @@ class LinkLoadedExperiment(ExperimentSpec):
                           markers=True, title="CXL.mem latency vs delivered bandwidth",
                           labels={"delivered_GBps": "delivered bandwidth (GB/s)",
                                   "latency_mean_ns": "mean latency (ns)", "color": "link"})
-            fig.update_layout(template="plotly_white")
             return {"loaded latency": fig}
 
         return RunResult(self.name, self, metrics, {"points": table}, self.draw(figures))

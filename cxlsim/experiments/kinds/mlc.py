@@ -133,6 +133,4 @@ class MlcLoadedLatencyExperiment(MemoryExperiment):
                                "bandwidth_GBps": "bandwidth (GB/s)"})
         if self.compared:
             fig2.add_vrect(x0=self.band[0], x1=self.band[1], opacity=0.1, line_width=0)
-        for f in (fig, fig2):
-            f.update_layout(template="plotly_white")
         return {"loaded latency": fig, "bandwidth vs delay": fig2}

@@ -359,12 +359,10 @@ class TraceMemoryExperiment(MemoryExperiment):
         fig = px.line(long, x="time_ms", y="GBps", color="node",
                       title=f"Memory traffic per node over time ({self.policy})",
                       labels={"time_ms": "simulated time (ms)", "GBps": "GB/s"})
-        fig.update_layout(template="plotly_white")
         resident = px.area(_hot_and_cold(epochs, names), x="time_ms", y="pages", color="pages of",
                            title="Resident pages per node over time: hot (accessed in the "
                                  "epoch) and cold",
                            labels={"time_ms": "simulated time (ms)"})
-        resident.update_layout(template="plotly_white")
         refs = epochs[[f"refs_{n}" for n in names]].to_numpy()
         share = pd.DataFrame(refs / np.maximum(refs.sum(axis=1, keepdims=True), 1),
                              columns=names).assign(time_ms=epochs["end_ns"] / 1e6)
@@ -372,7 +370,7 @@ class TraceMemoryExperiment(MemoryExperiment):
                          x="time_ms", y="share", color="node",
                          title="Share of memory traffic per node over time",
                          labels={"time_ms": "simulated time (ms)"})
-        shares.update_layout(template="plotly_white", yaxis_tickformat=".0%")
+        shares.update_layout(yaxis_tickformat=".0%")
         return {"traffic over time": fig, "traffic share over time": shares,
                 "resident pages over time": resident}
 
