@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from cxlsim.memory import CacheParams, SetAssociative
-from cxlsim.memory.cache import Arena
+from cxlsim.memory.cache import LINE_WORDS, Arena
 from cxlsim.memory.reference import LruSets
 
 
@@ -77,17 +77,38 @@ def test_structures_sharing_an_arena_keep_their_state():
 @settings(max_examples=30, deadline=None)
 @given(sizes=st.lists(st.integers(1, 5000), min_size=1, max_size=12))
 def test_an_arena_grows_keeping_every_word_and_no_more(sizes):
-    """The buffer is exactly the words handed out, empty when handed out, earlier
-    ones unchanged however the store grows behind it."""
-    arena, written = Arena(), []
+    """The buffer is the words handed out, each structure from the next host cache line,
+    empty when handed out, earlier ones unchanged however the store grows behind it."""
+    arena, written, end = Arena(), [], 0
     for k, n in enumerate(sizes):
         offset = arena.allocate(n)
-        assert offset == sum(sizes[:k]) and arena.buffer.size == offset + n
-        assert (arena.buffer[offset:] == arena.empty).all()
+        assert offset == -(-end // LINE_WORDS) * LINE_WORDS and arena.buffer.size == offset + n
+        assert (arena.buffer[end:] == arena.empty).all()
+        assert arena.buffer.ctypes.data % 64 == 0
         arena.buffer[offset:] = k
         written.append((offset, n, k))
+        end = offset + n
     for offset, n, k in written:
         assert (arena.buffer[offset:offset + n] == k).all()
+
+
+@settings(max_examples=40, deadline=None)
+@given(ways=st.integers(1, 40), log_sets=st.integers(0, 6), before=st.integers(0, 100),
+       wide=st.booleans())
+def test_no_set_spans_more_host_cache_lines_than_its_words_fill(ways, log_sets, before,
+                                                               wide):
+    """Padded and aligned, 32-bit or (widened after it was built) 64-bit words, a set
+    lies in as few host cache lines as its words fill: 12 ways, 48 B, in one."""
+    arena = Arena()
+    arena.allocate(before)
+    c = SetAssociative(2**log_sets, ways, arena)
+    if wide:
+        arena.fit(2**40)
+    size = arena.buffer.itemsize
+    for s in range(c.sets):
+        first = c.state[s].ctypes.data
+        lines = (first + ways * size - 1) // 64 - first // 64 + 1
+        assert lines == -(-ways * size // 64)
 
 
 @pytest.mark.parametrize("args, message", [

@@ -3,17 +3,19 @@
 Layout. The set-associative structures a kernel call touches -- TLB arrays, caches --
 live in one flat buffer of unsigned words (an :class:`~cxlsim.memory.cache.Arena`,
 ``uint32`` unless a structure's tags need ``uint64``); a structure is described by a
-geometry row ``(offset, sets - 1, ways, log2(sets))`` of an ``int64[n, 4]`` table. The
-set of key ``k`` is ``k & (sets - 1)`` (``sets`` is a power of two) and its tag is
-``k >> log2(sets)`` (the set bits are implied by where the tag sits), stored plus one.
-Set ``s`` is the ``ways`` words from ``offset + ways * s``: its tags in LRU order, most
-recent first, empty ways (0) last. A cache shared by the cores of a complex is one region
-of their common buffer.
+geometry row ``(offset, sets - 1, ways, log2(sets), stride)`` of an ``int64[n, 5]``
+table. The set of key ``k`` is ``k & (sets - 1)`` (``sets`` is a power of two) and its
+tag is ``k >> log2(sets)`` (the set bits are implied by where the tag sits), stored plus
+one. Set ``s`` is the ``ways`` words from ``offset + stride * s``: its tags in LRU order,
+most recent first, empty ways (0) last (``stride``, :func:`~cxlsim.memory.cache.set_stride`,
+pads a set to stay within a host cache line). A cache shared by the cores of a complex is
+one region of their common buffer.
 
 Why this shape: host cache misses on the simulated L3's sets are the largest part of a
 chunk's time, so a set is as compact as its tags alone -- 4 bytes a way, no rank, the
-order itself is the LRU state (12 ways: 48 bytes, 1.5 host cache lines on average,
-where 64-bit words holding a tag over a rank took 96 bytes, two lines). A lookup first compares the most
+order itself is the LRU state (12 ways: 48 bytes in one host cache line; 64-bit words
+holding a tag over a rank took 96 bytes, two lines; packed without padding, one set in
+two spanned two lines: 11 % slower on ``bench_memory``). A lookup first compares the most
 recent tag (the page walk's upper-level entries nearly always are that one: one load),
 else scans the set branch-free (vectorised) for the tag's position, shifts the younger
 tags down by one and puts the tag first -- on a miss the oldest falls off the end. One
@@ -78,19 +80,20 @@ def prefetch(typingctx, array, index):
 
 
 @njit(cache=True, inline="always")
-def set_row(offset: int, mask: int, ways: int, key: int) -> np.uint64:
+def set_row(offset: int, mask: int, stride: int, key: int) -> np.uint64:
     """Index in the buffer of the first word of ``key``'s set."""
-    return np.uint64(offset + (key & mask) * ways)
+    return np.uint64(offset + (key & mask) * stride)
 
 
 @njit(cache=True, inline="always")
-def lookup(state: np.ndarray, offset: int, mask: int, ways: int, shift: int, key: int) -> bool:
+def lookup(state: np.ndarray, offset: int, mask: int, ways: int, shift: int, stride: int,
+           key: int) -> bool:
     """Look ``key`` up in the structure ``(offset, mask = sets - 1, ways, shift =
     log2(sets))`` of ``state`` and make it the most recently used entry of its set.
 
     Returns True on a hit. On a miss the key replaces the set's least recently used entry.
     """
-    row = set_row(offset, mask, ways, key)
+    row = set_row(offset, mask, stride, key)
     tag = state.dtype.type((key >> shift) + 1)  # 0 is an empty way
     if state[row] == tag:  # already the most recent: nothing changes
         return True
@@ -112,9 +115,9 @@ def lookup_many(state: np.ndarray, geometry: np.ndarray, keys: np.ndarray,
                 hits: np.ndarray) -> None:
     """:func:`lookup` every key in turn in the structure of geometry row ``geometry``;
     ``hits[i]`` is True where ``keys[i]`` hit."""
-    offset, mask, ways, shift = geometry[0], geometry[1], geometry[2], geometry[3]
+    offset, mask, ways, shift, stride = geometry[0], geometry[1], geometry[2], geometry[3], geometry[4]
     for i in range(keys.shape[0]):
-        hits[i] = lookup(state, offset, mask, ways, shift, keys[i])
+        hits[i] = lookup(state, offset, mask, ways, shift, stride, keys[i])
 
 
 @njit(cache=True, inline="always")
@@ -198,9 +201,9 @@ def access_chunk(vaddrs, frames, nodes, va_base, page_shift, table_base, table_n
             if page >= 0:
                 last = caches[n_cache - 1]
                 line = ((frames[page] << page_shift) | (va & offset_mask)) >> line_shift
-                prefetch(state, set_row(last[0], last[1], last[2], line))
+                prefetch(state, set_row(last[0], last[1], last[4], line))
                 line = pte_address(va, levels - 1, levels, page_shift, table_base) >> line_shift
-                prefetch(state, set_row(last[0], last[1], last[2], line))
+                prefetch(state, set_row(last[0], last[1], last[4], line))
         va = vaddrs[i]
         page = mapped_page(va, va_base, page_shift, frames)
         if page < 0:
@@ -211,7 +214,8 @@ def access_chunk(vaddrs, frames, nodes, va_base, page_shift, table_base, table_n
         t = 0
         while t < n_tlb:
             total += tlb_ns[t]
-            if lookup(state, tlbs[t, 0], tlbs[t, 1], tlbs[t, 2], tlbs[t, 3], vpn):
+            if lookup(state, tlbs[t, 0], tlbs[t, 1], tlbs[t, 2], tlbs[t, 3], tlbs[t, 4],
+                      vpn):
                 break
             t += 1
         tlb_counts[t] += 1
@@ -223,7 +227,8 @@ def access_chunk(vaddrs, frames, nodes, va_base, page_shift, table_base, table_n
                                          line_shift)
             served = n_cache
             for c in range(n_cache):  # inline: a helper function here runs 3x slower
-                if lookup(state, caches[c, 0], caches[c, 1], caches[c, 2], caches[c, 3], line):
+                if lookup(state, caches[c, 0], caches[c, 1], caches[c, 2], caches[c, 3],
+                          caches[c, 4], line):
                     served = c
                     break
             if served < n_cache:
@@ -296,7 +301,8 @@ def private_pass(vaddrs, frames, va_base, page_shift, table_base, table_node, st
             if adds[t] != 0.0:
                 codes[k] = t
                 k += 1
-            if lookup(state, tlbs[t, 0], tlbs[t, 1], tlbs[t, 2], tlbs[t, 3], vpn):
+            if lookup(state, tlbs[t, 0], tlbs[t, 1], tlbs[t, 2], tlbs[t, 3], tlbs[t, 4],
+                      vpn):
                 break
             t += 1
         tlb_counts[t] += 1
@@ -310,7 +316,8 @@ def private_pass(vaddrs, frames, va_base, page_shift, table_base, table_node, st
                 line = ((frames[page] << page_shift) | (va & offset_mask)) >> line_shift
             served = split
             for c in range(split):
-                if lookup(state, caches[c, 0], caches[c, 1], caches[c, 2], caches[c, 3], line):
+                if lookup(state, caches[c, 0], caches[c, 1], caches[c, 2], caches[c, 3],
+                          caches[c, 4], line):
                     served = c
                     break
             if served < split:
@@ -361,7 +368,7 @@ def shared_pass(state, caches, split, cache_ns, memory_ns, adds, codes, lines, c
                 i += 1
             continue
         if ahead and m + ahead < n_line:
-            prefetch(state, set_row(last[0], last[1], last[2], lines[m + ahead]))
+            prefetch(state, set_row(last[0], last[1], last[4], lines[m + ahead]))
         if ahead and i + ahead < n:
             prefetch(nodes, (vaddrs[i + ahead] - va_base) >> page_shift)
         line = lines[m]
@@ -375,7 +382,8 @@ def shared_pass(state, caches, split, cache_ns, memory_ns, adds, codes, lines, c
             i += 1
         served = n_cache
         for c in range(split, n_cache):
-            if lookup(state, caches[c, 0], caches[c, 1], caches[c, 2], caches[c, 3], line):
+            if lookup(state, caches[c, 0], caches[c, 1], caches[c, 2], caches[c, 3],
+                          caches[c, 4], line):
                 served = c
                 break
         if served < n_cache:

@@ -29,26 +29,31 @@ class Arena:
     structures: ``uint32`` (half the host memory traffic of 64-bit words) until a tag
     needs more bits, then ``uint64``. A way holds its tag plus one; an empty way is 0,
     so a new structure is zeroed memory, which the host hands out untouched (a Xeon 6's
-    192 MiB L3 is 12 MiB of words, which a small run touches a fraction of; filling them
+    192 MiB L3 is 16 MiB of words, which a small run touches a fraction of; filling them
     took 6 ms a run). ``buffer`` is the words in use, a view of a store with half as
     much again as room (untouched, so no resident memory): a complex's later cores,
     built after its large shared cache, fit without copying it (the T6 checks, copying
-    the buffer at each structure, took 0.44 s of 3.9 s building their cores)."""
+    the buffer at each structure, took 0.44 s of 3.9 s building their cores).
+
+    The store starts on a host cache line and every structure on a multiple of
+    :data:`LINE_WORDS`, so that a set padded by :func:`set_stride` never straddles two
+    host lines (see there)."""
 
     #: The word of an empty way.
     empty = 0
 
     def __init__(self) -> None:
-        self._store = np.zeros(0, dtype=np.uint32)
+        self._store = _aligned_zeros(0, np.uint32)
         self.buffer = self._store
 
     def allocate(self, words: int) -> int:
-        """Append ``words`` empty words and return their offset."""
-        offset = self.buffer.size
+        """Append ``words`` empty words, from a multiple of :data:`LINE_WORDS`, and
+        return their offset."""
+        offset = -(-self.buffer.size // LINE_WORDS) * LINE_WORDS
         need = offset + words
         if need > self._store.size:
-            store = np.zeros(need + need // 2, self._store.dtype)
-            store[:offset] = self.buffer
+            store = _aligned_zeros(need + need // 2, self._store.dtype)
+            store[:self.buffer.size] = self.buffer
             self._store = store
         self.buffer = self._store[:need]
         return offset
@@ -56,7 +61,33 @@ class Arena:
     def fit(self, tag: int) -> None:
         """Widen the words to 64 bits if ``tag`` (plus one) does not fit them."""
         if tag >= np.iinfo(self.buffer.dtype).max:
-            self._store = self.buffer = self.buffer.astype(np.uint64)
+            store = _aligned_zeros(self._store.size, np.uint64)
+            store[:self.buffer.size] = self.buffer
+            self._store, self.buffer = store, store[:self.buffer.size]
+
+
+#: 32-bit words in a host cache line (64 B).
+LINE_WORDS = 16
+
+
+def _aligned_zeros(words: int, dtype: type) -> np.ndarray:
+    """``words`` zeros of ``dtype`` starting on a 64 B boundary (numpy's large arrays
+    start 16 B past a page: every other 64 B set would span two host lines)."""
+    size = np.dtype(dtype).itemsize
+    raw = np.zeros(words + 64 // size, dtype)
+    start = (-raw.ctypes.data % 64) // size
+    return raw[start:start + words]
+
+
+def set_stride(ways: int) -> int:
+    """Words from one set to the next: ``ways`` rounded up to a power of two up to a
+    host cache line's :data:`LINE_WORDS`, to a multiple of it beyond. A set then lies
+    within one host line (two for 64-bit words, aligned), where 12 ways packed at 48 B
+    spanned two lines one time in two: the simulated L3's sets are the host cache misses
+    that bound a kernel call's speed. Costs a Xeon 6's L3 a third more words (16 MiB)."""
+    if ways >= LINE_WORDS:
+        return -(-ways // LINE_WORDS) * LINE_WORDS
+    return 1 << (ways - 1).bit_length()
 
 
 class SetAssociative:
@@ -74,14 +105,16 @@ class SetAssociative:
             raise ValueError(f"ways must be from 1 to {_kernels.MAX_WAYS}, got {ways}")
         self.arena = Arena() if arena is None else arena
         self.sets, self.ways = sets, ways
-        self.geometry = np.array([self.arena.allocate(sets * ways), sets - 1, ways,
-                                  sets.bit_length() - 1], dtype=np.int64)
+        stride = set_stride(ways)
+        self.geometry = np.array([self.arena.allocate(sets * stride), sets - 1, ways,
+                                  sets.bit_length() - 1, stride], dtype=np.int64)
 
     @property
     def state(self) -> np.ndarray:
         """A view ``[set, way]`` of the structure's tags, most recent first."""
-        offset = int(self.geometry[0])
-        return self.arena.buffer[offset:offset + self.sets * self.ways].reshape(self.sets, -1)
+        offset, stride = int(self.geometry[0]), int(self.geometry[4])
+        words = self.arena.buffer[offset:offset + self.sets * stride]
+        return words.reshape(self.sets, stride)[:, :self.ways]
 
     def fit(self, key: int) -> None:
         """Make the arena's words wide enough for keys up to ``key``."""

@@ -203,7 +203,7 @@ class Lookahead:
         self.record = record
         buffer = record.cores[0].arena.buffer
         self.rows = np.concatenate([c.private_rows for c in record.cores])
-        self.saved = [buffer[o:o + (m + 1) * w].copy() for o, m, w, _ in self.rows.tolist()]
+        self.saved = [buffer[o:o + (m + 1) * s].copy() for o, m, _, _, s in self.rows.tolist()]
         self._lock = threading.Lock()
         self._next = 0
         self._stop = False
@@ -246,8 +246,8 @@ class Lookahead:
             self._stop = True
         self._job.result()
         buffer = self.record.cores[0].arena.buffer
-        for (o, m, w, _), words in zip(self.rows.tolist(), self.saved):
-            buffer[o:o + (m + 1) * w] = words
+        for (o, m, _, _, s), words in zip(self.rows.tolist(), self.saved):
+            buffer[o:o + (m + 1) * s] = words
 
 
 def _access_complex(cores: list[CoreMemory], chunks: list[np.ndarray],
