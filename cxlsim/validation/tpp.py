@@ -40,10 +40,16 @@ class Steady:
     cxl_ns: float         # the CXL node's mean loaded latency
 
 
-@cache
 def _run(file: str, workload: str, policy: str, extra: tuple[str, ...] = ()) -> Steady:
     """One point of ``experiments/<file>``: ``workload`` under ``policy`` (a name or a
-    ``{name: ..., tunable: ...}`` mapping as text), ``extra`` overrides."""
+    ``{name: ..., tunable: ...}`` mapping as text), ``extra`` overrides; each point once
+    per process."""
+    return _point(file, workload, policy, extra)
+
+
+@cache  # one key per point: called with and without ``extra``, the runs were made twice
+def _point(file: str, workload: str, policy: str, extra: tuple[str, ...]) -> Steady:
+    """:func:`_run`, computed."""
     result = load_experiment(EXPERIMENTS / file, [f"trace.generate={workload}",
                                                   f"policy={policy}", "figures=false",
                                                   *extra]).run()
