@@ -44,12 +44,20 @@ def test_figures_are_drawn_white_and_the_callers_default_stays():
     """Every figure takes cxlsim's template (made while it is plotly's default, not
     validated per figure), and the caller's own default is left as it was."""
     import pandas as pd
+    import plotly.graph_objects as go
     import plotly.io as pio
 
     from cxlsim.plot.heatmap import heatmap
     from cxlsim.plot.style import TEMPLATE
 
     before = pio.templates.default
-    fig = heatmap(pd.DataFrame({"a": [1, 2], "b": [3, 4], "z": [5.0, 6.0]}), "a", "b", "z")
-    assert fig.layout.template == pio.templates[TEMPLATE]
-    assert pio.templates.default == before
+    try:
+        for theirs in (before, "ggplot2"):
+            pio.templates.default = theirs
+            fig = heatmap(pd.DataFrame({"a": [1, 2], "b": [3, 4], "z": [5.0, 6.0]}), "a", "b",
+                          "z")
+            assert fig.layout.template == pio.templates[TEMPLATE]
+            assert pio.templates.default == theirs
+            assert go.Figure().layout.template == pio.templates[theirs]
+    finally:
+        pio.templates.default = before
