@@ -17,8 +17,12 @@ order itself is the LRU state (12 ways: 48 bytes in one host cache line; 64-bit 
 holding a tag over a rank took 96 bytes, two lines; packed without padding, one set in
 two spanned two lines: 11 % slower on ``bench_memory``). A lookup first compares the most
 recent tag (the page walk's upper-level entries nearly always are that one: one load),
-else scans the set branch-free (vectorised) for the tag's position, shifts the younger
-tags down by one and puts the tag first -- on a miss the oldest falls off the end. One
+else finds the tag's position, shifts the younger tags down by one and puts the tag
+first -- on a miss the oldest falls off the end. A set padded to 8, 16, 32 or 64 words
+(5-32 ways and 49-64: every TLB and cache of the shipped CPUs but one 4-way TLB array)
+does that in a handful of host vector instructions on the whole set
+(:func:`_set_update`): 2-3x
+faster than loops over its words, ``bench_memory`` 9.0 -> 13.3 M/s on one core. One
 flat buffer indexed with unsigned integers keeps numba from tuple dispatch and
 negative-index checks in the loop (each measured 3x slower).
 
@@ -85,18 +89,104 @@ def set_row(offset: int, mask: int, stride: int, key: int) -> np.uint64:
     return np.uint64(offset + (key & mask) * stride)
 
 
+def _resize(builder: ir.IRBuilder, value: ir.Value, ty: ir.IntType) -> ir.Value:
+    """``value`` (an unsigned integer) as an integer of type ``ty``."""
+    if value.type.width < ty.width:
+        return builder.zext(value, ty)
+    return builder.trunc(value, ty) if value.type.width > ty.width else value
+
+
+def _set_update(lanes: int):
+    """An intrinsic ``update(state, row, tag, ways) -> hit`` for a set padded to ``lanes``
+    words (:func:`~cxlsim.memory.cache.set_stride`), in host vector instructions.
+
+    What :func:`lookup`'s loops do, without loops or branches: load the set's ``lanes``
+    words as one vector; compare each of its first ``ways`` with ``tag`` (a bit mask);
+    the tag's position is the mask's lowest set bit, or the oldest way's (``ways - 1``)
+    when no bit is set; the words up to that position move one way older (the vector
+    shifted by one lane, selected lane by lane), the tag goes first, the vector is
+    stored back. Words past ``ways`` (the padding) are never compared nor changed. A
+    lookup of a set in the host's caches takes 2.5-4 ns instead of 5.5-11 ns.
+    """
+
+    @intrinsic
+    def update(typingctx, state, row, tag, ways):
+        def codegen(context, builder, signature, args):
+            aryty = signature.args[0]
+            ary = context.make_array(aryty)(context, builder, args[0])
+            first = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]])
+            word = context.get_data_type(aryty.dtype)
+            vector, i32 = ir.VectorType(word, lanes), ir.IntType(32)
+            lane_ty, bits_ty = ir.VectorType(i32, lanes), ir.IntType(lanes)
+            undef = ir.Constant(vector, ir.Undefined)
+
+            def splat(value: ir.Value, ty: ir.VectorType) -> ir.Value:
+                empty = ir.Constant(ty, ir.Undefined)
+                one = builder.insert_element(empty, value, i32(0))
+                return builder.shuffle_vector(one, empty, ir.Constant(lane_ty, [0] * lanes))
+
+            where = builder.bitcast(first, vector.as_pointer())
+            old = builder.load(where, align=word.width // 8)
+            ways = builder.trunc(args[3], i32)
+            lane = ir.Constant(lane_ty, list(range(lanes)))
+            same = builder.and_(builder.icmp_unsigned("==", old, splat(args[2], vector)),
+                                builder.icmp_unsigned("<", lane, splat(ways, lane_ty)))
+            bits = builder.bitcast(same, bits_ty)
+            hit = builder.icmp_unsigned("!=", bits, ir.Constant(bits_ty, 0))
+            oldest = builder.shl(ir.Constant(bits_ty, 1),
+                                 _resize(builder, builder.sub(ways, i32(1)), bits_ty))
+            cttz = builder.module.declare_intrinsic(
+                "llvm.cttz", [bits_ty], ir.FunctionType(bits_ty, [bits_ty, ir.IntType(1)]))
+            at = builder.call(cttz, [builder.or_(bits, oldest), ir.Constant(ir.IntType(1), 1)])
+            at = _resize(builder, at, i32)
+            older = builder.shuffle_vector(old, undef,
+                                           ir.Constant(lane_ty, [0, *range(lanes - 1)]))
+            moved = builder.select(builder.icmp_unsigned("<=", lane, splat(at, lane_ty)),
+                                   older, old)
+            builder.store(builder.insert_element(moved, args[2], i32(0)), where,
+                          align=word.width // 8)
+            return hit
+
+        return types.boolean(state, row, state.dtype, ways), codegen
+
+    return update
+
+
+_update64 = _set_update(64)
+_update32 = _set_update(32)
+_update16 = _set_update(16)
+_update8 = _set_update(8)
+
+
 @njit(cache=True, inline="always")
 def lookup(state: np.ndarray, offset: int, mask: int, ways: int, shift: int, stride: int,
            key: int) -> bool:
     """Look ``key`` up in the structure ``(offset, mask = sets - 1, ways, shift =
-    log2(sets))`` of ``state`` and make it the most recently used entry of its set.
+    log2(sets), stride)`` of ``state`` and make it the most recently used entry of its set.
 
     Returns True on a hit. On a miss the key replaces the set's least recently used entry.
+    Sets padded to 8, 16, 32 or 64 words are updated in vector instructions
+    (:func:`_set_update`), others by a loop over the words; the two give the same state
+    (tested).
     """
     row = set_row(offset, mask, stride, key)
     tag = state.dtype.type((key >> shift) + 1)  # 0 is an empty way
     if state[row] == tag:  # already the most recent: nothing changes
         return True
+    if stride == 16:
+        return _update16(state, row, tag, ways)
+    if stride == 8:
+        return _update8(state, row, tag, ways)
+    if stride == 64:
+        return _update64(state, row, tag, ways)
+    if stride == 32:
+        return _update32(state, row, tag, ways)
+    return _update_words(state, row, tag, ways)
+
+
+@njit(cache=True, inline="always")
+def _update_words(state: np.ndarray, row: np.uint64, tag: int, ways: int) -> bool:
+    """:func:`lookup` of a set of any padding, past its first word, one word at a time."""
     n, one = np.uint64(ways), np.uint64(1)
     at = np.uint64(0)  # the tag's position (0: absent, as position 0 was checked)
     for p in range(one, n):
