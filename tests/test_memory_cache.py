@@ -161,3 +161,17 @@ def test_invalidated_keys_are_gone_as_if_never_filled(sets_log2, ways, before, d
     assert hits.tolist() == [ref.lookup(k) for k in after]
     for s in range(sets):
         assert fast.contents(s) == list(reversed(ref.sets[s]))
+
+
+def test_a_set_is_updated_in_a_contiguous_buffer_only():
+    """The vector update reads a set's padded words as one block: a strided view of a
+    buffer (whose words are not one block) is refused when compiled, not corrupted."""
+    from numba.core.errors import TypingError
+
+    from cxlsim.memory import _kernels
+
+    big = np.zeros(64, np.uint32)
+    hits = np.zeros(6, np.bool_)
+    with pytest.raises(TypingError):
+        _kernels.lookup_many(big[::2], np.array([0, 0, 5, 0, 8]), np.arange(6), hits)
+    assert not big.any()

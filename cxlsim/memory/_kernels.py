@@ -100,13 +100,15 @@ def _set_update(lanes: int):
     """An intrinsic ``update(state, row, tag, ways) -> hit`` for a set padded to ``lanes``
     words (:func:`~cxlsim.memory.cache.set_stride`), in host vector instructions.
 
-    What :func:`lookup`'s loops do, without loops or branches: load the set's ``lanes``
+    What :func:`_update_words` does, without loops or branches: load the set's ``lanes``
     words as one vector; compare each of its first ``ways`` with ``tag`` (a bit mask);
     the tag's position is the mask's lowest set bit, or the oldest way's (``ways - 1``)
     when no bit is set; the words up to that position move one way older (the vector
     shifted by one lane, selected lane by lane), the tag goes first, the vector is
-    stored back. Words past ``ways`` (the padding) are never compared nor changed. A
-    lookup of a set in the host's caches takes 2.5-4 ns instead of 5.5-11 ns.
+    stored back. Words past ``ways`` (the padding) are never compared and keep their
+    values; the row must have ``lanes`` words of its own, as every set a
+    :class:`~cxlsim.memory.cache.SetAssociative` pads has. A lookup of a set in the
+    host's caches takes 2.5-4 ns instead of 5.5-11 ns.
     """
 
     @intrinsic
@@ -127,7 +129,7 @@ def _set_update(lanes: int):
 
             where = builder.bitcast(first, vector.as_pointer())
             old = builder.load(where, align=word.width // 8)
-            ways = builder.trunc(args[3], i32)
+            ways = _resize(builder, args[3], i32)
             lane = ir.Constant(lane_ty, list(range(lanes)))
             same = builder.and_(builder.icmp_unsigned("==", old, splat(args[2], vector)),
                                 builder.icmp_unsigned("<", lane, splat(ways, lane_ty)))
@@ -147,6 +149,9 @@ def _set_update(lanes: int):
                           align=word.width // 8)
             return hit
 
+        if not (isinstance(state, types.Array) and state.ndim == 1 and state.layout == "C"
+                and isinstance(state.dtype, types.Integer) and not state.dtype.signed):
+            return None  # the set's words are read as one vector: a contiguous buffer only
         return types.boolean(state, row, state.dtype, ways), codegen
 
     return update
