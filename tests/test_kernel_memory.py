@@ -279,6 +279,7 @@ def test_without_the_promo_watermark_a_refused_promotion_wakes_nobody():
     (lambda m: m.alloc([7], 0, allowed=[3]), r"none of the allowed nodes \[3\] has memory"),
     (lambda m: m.alloc([100], 0), r"page ids must be in \[0, 10\), got 100"),
     (lambda m: m.migrate([0], 0), "page 0 is already on node 0"),
+    (lambda m: m.migrate([0, 0], 1), "pages to migrate must be distinct"),
     (lambda m: m.migrate([0], 4), r"node 4 does not exist"),
 ])
 def test_bad_calls_are_rejected(call, message):
@@ -288,6 +289,22 @@ def test_bad_calls_are_rejected(call, message):
     with pytest.raises((ValueError, IndexError), match=message):
         call(mem)
     assert not mem.young.any()  # a refused touch touches nothing
+
+
+@settings(max_examples=40, deadline=None)
+@given(calls=st.lists(st.lists(st.integers(0, 19), min_size=1, max_size=12), max_size=8))
+def test_migrate_refuses_repeated_pages_exactly_and_forgets_refused_calls(calls):
+    """A call with a page twice is refused, however the calls before it went; one
+    without is not (the distinctness marks carry nothing from call to call)."""
+    mem = KernelMemory(dram_cxl(), 20)
+    mem.alloc(np.arange(20), 0)
+    for pages in calls:
+        on_dram = [p for p in pages if mem.node[p] == 0]
+        if len(set(on_dram)) < len(on_dram):
+            with pytest.raises(ValueError, match="pages to migrate must be distinct"):
+                mem.migrate(on_dram, 1)
+        elif on_dram:
+            mem.migrate(on_dram, 1)
 
 
 def test_touching_only_the_resident_pages_counts_the_others():

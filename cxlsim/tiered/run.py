@@ -264,7 +264,7 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
         for (records, ids, distinct, counts, grouped, seen, seen_as), upcoming in _with_next(
                 prefetched(prepare())):  # the next epoch's records known: see _epoch
             placement.epoch = len(run.epochs)
-            direct = kernel.vmstat()["pgdemote_direct"]
+            direct = kernel.total("pgdemote_direct")
             # the epoch's resident pages are referenced before its new ones allocate, so
             # direct reclaim does not take back pages the epoch is using
             if kernel.touch(distinct, resident_only=True):
@@ -282,7 +282,7 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
             locality[1] += int(faults.size - on_cpus.sum())
             latency = sim.env.now - marked[faults]
             marked[faults], armed[faults] = -1.0, False
-            reclaim = (kernel.vmstat()["pgdemote_direct"] - direct) * migration.cost
+            reclaim = (kernel.total("pgdemote_direct") - direct) * migration.cost
             stall = reclaim + faults.size * (scanner.fault_cost if scanner else 0.0) \
                 + owed_task[0]
             # every page the kernel moved since the last epoch (its counters say from and
@@ -332,7 +332,7 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
         yield sim.env.timeout(scanner.delay)
         period, progress = None, 0
         while True:
-            low, high = scanner.bounds(int(placement.counts().sum()))
+            low, high = scanner.bounds(np.count_nonzero(placement.node >= 0))  # resident
             period = low if period is None else min(max(period, low), high)
             window = (cursor[0] + np.arange(min(scanner.pages, found.footprint))) \
                 % max(found.footprint, 1)
@@ -464,9 +464,9 @@ def _migrate(kernel: KernelMemory, migrator: Migrator,
             total += len(done)
             if not (group.size and kernel.kswapd_woken[node] and budget > 0):
                 break
-            before = kernel.vmstat()["pgdemote_kswapd"]
+            before = kernel.total("pgdemote_kswapd")
             kernel.kswapd()
-            budget -= kernel.vmstat()["pgdemote_kswapd"] - before
+            budget -= kernel.total("pgdemote_kswapd") - before
     return total
 
 
