@@ -513,8 +513,13 @@ def private_passes(first, last, vaddrs, bounds, frames, va_base, page_shift, tab
                             lines[lo * per_line:hi * per_line])
         written[c, 0] = k
         written[c, 1] = m
-        tlb_counts[c] += tlb_c
-        counts[c] += cnt
+        # added word by word: an array's += compiles numba's broadcasting and its
+        # error message, 3 s of the first run's compilation, for nothing here
+        for t in range(tlb_c.shape[0]):
+            tlb_counts[c, t] += tlb_c[t]
+        for kind in range(cnt.shape[0]):
+            for j in range(cnt.shape[1]):
+                counts[c, kind, j] += cnt[kind, j]
 
 
 @njit(cache=True, nogil=True)
