@@ -32,7 +32,7 @@ through the data caches like any load, then the data reference itself. While it 
 the host prefetches what a later access will need from host memory: the last-level
 cache sets of the data line and leaf page-table entry ``ahead`` accesses on, and the
 page's frame and node twice as far on. A prefetch changes no state. It pays once the
-simulated state outgrows the host's caches: a Xeon 6 trace run's 12 MiB L3 and 16 MiB
+simulated state outgrows the host's caches: a Xeon 6 trace run's L3 (12 MiB of tags then) and 16 MiB
 of page arrays took ~40% less time with it, while a pointer chase over 1 MiB of L3 tags
 and 4,096 pages, its state staying in the host's caches, ran 10% slower (and the T3
 check's EPYC chase 1.19 -> 1.78 s); the L2's sets, which stay in the host's caches,
