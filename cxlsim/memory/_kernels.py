@@ -32,8 +32,8 @@ through the data caches like any load, then the data reference itself. While it 
 the host prefetches what a later access will need from host memory: the last-level
 cache sets of the data line and leaf page-table entry ``ahead`` accesses on, and the
 page's frame and node twice as far on. A prefetch changes no state. It pays once the
-simulated state outgrows the host's caches: a Xeon 6 trace run's L3 (12 MiB of tags then) and 16 MiB
-of page arrays took ~40% less time with it, while a pointer chase over 1 MiB of L3 tags
+simulated state outgrows the host's caches: a Xeon 6 trace run's L3 (12 MiB of tags
+then) and 16 MiB of page arrays took ~40% less time with it, while a pointer chase over 1 MiB of L3 tags
 and 4,096 pages, its state staying in the host's caches, ran 10% slower (and the T3
 check's EPYC chase 1.19 -> 1.78 s); the L2's sets, which stay in the host's caches,
 gained nothing. Hence two thresholds: :data:`PREFETCH_BYTES` for a core run on its own
@@ -210,7 +210,8 @@ def lookup_many(state: np.ndarray, geometry: np.ndarray, keys: np.ndarray,
                 hits: np.ndarray) -> None:
     """:func:`lookup` every key in turn in the structure of geometry row ``geometry``;
     ``hits[i]`` is True where ``keys[i]`` hit."""
-    offset, mask, ways, shift, stride = geometry[0], geometry[1], geometry[2], geometry[3], geometry[4]
+    offset, mask, ways = geometry[0], geometry[1], geometry[2]
+    shift, stride = geometry[3], geometry[4]
     for i in range(keys.shape[0]):
         hits[i] = lookup(state, offset, mask, ways, shift, stride, keys[i])
 
