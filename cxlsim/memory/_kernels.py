@@ -29,18 +29,18 @@ negative-index checks in the loop (each measured 3x slower).
 :func:`access_chunk` runs a chunk of virtual addresses through one core: TLB levels,
 then (after a miss everywhere) the page walk, whose references to page-table entries go
 through the data caches like any load, then the data reference itself. While it does,
-the host prefetches what a later access will need from host memory: the last-level
-cache sets of the data line and leaf page-table entry ``ahead`` accesses on, and the
-page's frame and node twice as far on. A prefetch changes no state. It pays once the
-simulated state outgrows the host's caches: a Xeon 6 trace run's L3 (12 MiB of tags
-then) and 16 MiB of page arrays took ~40% less time with it, while a pointer chase over 1 MiB of L3 tags
-and 4,096 pages, its state staying in the host's caches, ran 10% slower (and the T3
+the host prefetches what a later access will need from host memory: the last-level cache
+sets of the data line and leaf page-table entry ``ahead`` accesses on, and the page's
+frame and node twice as far on. A prefetch changes no state. It pays once the simulated
+state outgrows the host's caches: a Xeon 6 trace run's L3 (then 12 MiB of tags) and
+16 MiB of page arrays took ~40% less time with it, while a pointer chase over 1 MiB of L3
+tags and 4,096 pages, its state staying in the host's caches, ran 10% slower (and the T3
 check's EPYC chase 1.19 -> 1.78 s); the L2's sets, which stay in the host's caches,
 gained nothing. Hence two thresholds: :data:`PREFETCH_BYTES` for a core run on its own
 (a pointer chase), and :data:`PREFETCH_BYTES_CORES`, a host core's L2, for cores run
-together (:mod:`cxlsim.memory.cores`), which a trace run calls between its own
-per-epoch work, which evicts the state from the host's caches: a sampled run's 1.5-3
-MiB took ~40% less time with it too.
+together (:mod:`cxlsim.memory.cores`), which a trace run calls between its own per-epoch
+work, which evicts the state from the host's caches: a sampled run's 1.5-3 MiB took ~40%
+less time with it too.
 """
 
 from __future__ import annotations
