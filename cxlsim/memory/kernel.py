@@ -402,7 +402,7 @@ class KernelMemory:
 
     def vmstat(self) -> dict[str, int]:
         """The counters summed over nodes (/proc/vmstat)."""
-        return {name: int(v.sum()) for name, v in self._stat.items()}
+        return {name: self.total(name) for name in self._stat}
 
     def total(self, name: str) -> int:
         """One counter summed over nodes (one line of :meth:`vmstat`)."""
@@ -432,14 +432,20 @@ class KernelMemory:
     def _link(self, pages: np.ndarray, lru: int | np.ndarray) -> None:
         """Put resident ``pages`` at the head of ``lru`` on their node, the last one
         nearest the head."""
-        self.lru[pages] = lru
-        stamps = self._clock + np.arange(1, pages.size + 1)
-        self.stamp[pages] = stamps
-        self._clock += pages.size
+        stamps = self._head(pages, lru)
         idx = (self.node[pages].astype(np.int64) * 2 + self._lru_type(pages)) * 2 \
             + self.lru[pages]
         self._nr += np.bincount(idx, minlength=self._nr.size).reshape(self._nr.shape)
         self._order.push(idx, pages, stamps)
+
+    def _head(self, pages: np.ndarray, lru: int | np.ndarray) -> np.ndarray:
+        """Mark ``pages`` on ``lru`` and stamp them as its newest, the last one nearest
+        the head; returns their stamps (the list counts and order are the caller's)."""
+        self.lru[pages] = lru
+        stamps = self._clock + np.arange(1, pages.size + 1)
+        self.stamp[pages] = stamps
+        self._clock += pages.size
+        return stamps
 
     def _move(self, pages: np.ndarray, lru: int | np.ndarray, dest: int | None = None,
               flag: int | np.ndarray = 0, src: tuple[int, int, int] | None = None) -> None:
@@ -461,10 +467,7 @@ class KernelMemory:
         if dest is not None:
             self.placement.move(pages, dest, flag)
             node = dest
-        self.lru[pages] = lru
-        stamps = self._clock + np.arange(1, pages.size + 1)
-        self.stamp[pages] = stamps
-        self._clock += pages.size
+        stamps = self._head(pages, lru)
         self._nr[node, kind, lru] += pages.size
         self._order.push_one((node * 2 + kind) * 2 + lru, pages, stamps)
 
