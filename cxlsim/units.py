@@ -28,7 +28,9 @@ Conventions:
   rounded once, so "1.1 us" is exactly 1100.0.
 * ``format_*`` picks a readable unit. Without ``digits`` the text parses back to the
   identical value, so a dumped config reloads bit for bit; with ``digits`` it is
-  rounded for display only.
+  rounded for display only. A field can name the unit its source uses instead
+  (:func:`shown_in`: the kernel's MiB/s rate limits, its millisecond sysctls); files of
+  results (metrics, tables) keep numbers in the internal units.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ __all__ = [
     "parse_time", "parse_size", "parse_bandwidth", "parse_rate", "parse_frequency",
     "parse_percent", "parse_quantity", "parse_delivered_bandwidth",
     "format_time", "format_size", "format_bandwidth", "format_rate", "format_frequency",
-    "format_percent",
+    "format_percent", "shown_in",
     "Time", "Size", "Bandwidth", "DeliveredBandwidth", "Rate", "Frequency", "Percent",
 ]
 
@@ -277,7 +279,7 @@ def parse_quantity(value: Any) -> tuple[float | int, str] | None:
     ``"1.1 us" -> (1100.0, "ns")``; None if it is not a quantity with a unit."""
     if not isinstance(value, str):
         return None
-    for kind in (_TIME, _SIZE, _BANDWIDTH, _RATE, _FREQUENCY, _PERCENT):
+    for kind, _ in _KINDS:
         m = _NUMBER.fullmatch(value)
         if m is None or not m["unit"] or m["unit"] not in kind.units:
             continue
@@ -329,6 +331,45 @@ def format_frequency(hz: float, digits: int | None = None) -> str:
 def format_percent(fraction: float, digits: int | None = None) -> str:
     """'12.5 %' for 0.125."""
     return _format(_PERCENT, fraction, digits)
+
+
+#: Each kind of quantity with its readable formatter.
+_KINDS = ((_TIME, format_time), (_SIZE, format_size), (_BANDWIDTH, format_bandwidth),
+          (_RATE, format_rate), (_FREQUENCY, format_frequency), (_PERCENT, format_percent))
+
+
+def _significant(text: str) -> int:
+    """Significant digits of the number a quantity's text starts with."""
+    return len(Decimal(text.split()[0]).normalize(_CTX).as_tuple().digits)
+
+
+def shown_in(unit: str) -> PlainSerializer:
+    """For ``Annotated[Bandwidth, shown_in("MiB/s")]``: the field's text is in ``unit``,
+    the one its source gives (the kernel's ``65536 MiB/s`` rather than ``68.719476736
+    GB/s``), and as exact as any dump. A value below one ``unit`` or needing more digits
+    there than in the readable unit (a user's ``1 GB/s`` is ``953.67431640625 MiB/s``)
+    keeps the readable text."""
+    kind, readable = next(((k, f) for k, f in _KINDS if unit and unit in k.units),
+                          (None, None))
+    if kind is None:
+        raise ValueError(f"unknown unit {unit!r}")
+
+    def text(value: float | int) -> str:
+        auto = readable(value)
+        if not math.isfinite(value):
+            return auto
+        exact = Decimal(value) if isinstance(value, numbers.Integral) \
+            else Decimal(repr(float(value)))
+        number = _CTX.divide(exact, kind.units[unit])
+        mine = f"{_num(number)} {unit}"
+        try:
+            same = _parse(kind, mine) == value
+        except UnitError:
+            same = False
+        fits = number >= 1 or number == 0
+        return mine if same and fits and _significant(mine) <= _significant(auto) else auto
+
+    return _as_text(text)
 
 
 def _schema(kind: _Kind, number: str) -> WithJsonSchema:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Annotated
 
 import pytest
 from hypothesis import given
@@ -13,6 +14,7 @@ from cxlsim.units import (
     Bandwidth, Frequency, Percent, Rate, Size, Time, UnitError,
     format_bandwidth, format_frequency, format_percent, format_rate, format_size, format_time,
     parse_bandwidth, parse_frequency, parse_percent, parse_rate, parse_size, parse_time,
+    shown_in,
 )
 
 
@@ -193,3 +195,33 @@ def test_pydantic_error_is_the_unit_message():
 def test_json_schema_mentions_units():
     schema = Link.model_json_schema()["properties"]["latency"]
     assert "90 ns" in schema["examples"]
+
+
+class KernelKnobs(BaseModel):
+    rate_limit: Annotated[Bandwidth, shown_in("MiB/s")] | None = 65536 * 2**20
+    period: Annotated[Time, shown_in("ms")] = 1e9
+
+
+@pytest.mark.parametrize("field, value, text", [
+    ("rate_limit", 65536 * 2**20, "65536 MiB/s"),   # the kernel's 65536 MB/s, not 68.7 GB/s
+    ("rate_limit", "1 GB/s", "1 GB/s"),             # 953.67431640625 MiB/s: more digits
+    ("rate_limit", None, None),
+    ("period", 60e9, "60000 ms"),                   # the sysctl's milliseconds
+    ("period", "100 us", "100 us"),                 # below one ms: the readable unit
+])
+def test_a_field_shows_its_sources_unit(field, value, text):
+    knobs = KernelKnobs(**{field: value})
+    assert knobs.model_dump(mode="json")[field] == text
+    assert KernelKnobs.model_validate(knobs.model_dump(mode="json")) == knobs  # exact
+    assert knobs.model_dump()[field] == getattr(knobs, field)  # numbers in base units
+
+
+@given(value=floats)
+def test_shown_in_round_trips(value):
+    knobs = KernelKnobs(period=value)
+    assert KernelKnobs.model_validate(knobs.model_dump(mode="json")).period == value
+
+
+def test_shown_in_refuses_an_unknown_unit():
+    with pytest.raises(ValueError, match="unknown unit 'MBps'"):
+        shown_in("MBps")

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Annotated
 
 import numpy as np
 from pydantic import Field
@@ -38,7 +39,7 @@ from cxlsim.config.base import StrictModel
 from cxlsim.memory.hierarchy import CoreMemory
 from cxlsim.memory.kernel import KernelMemory
 from cxlsim.traces.pages import PAGE_BYTES
-from cxlsim.units import Bandwidth, Time
+from cxlsim.units import Bandwidth, Time, shown_in
 #: Simulated nanoseconds of one rate-limit window (the kernel's MSEC_PER_SEC window).
 WINDOW_NS = 1e9
 
@@ -61,7 +62,8 @@ class MigrationParams(StrictModel):
     ipi: Time = Field(2000.0, ge=0, description=(
         "the initiator's wait for a shootdown IPI round trip to the other cores "
         "(assumption: 1-3 us is reported, growing with the cores)"))
-    promote_rate_limit: Bandwidth | None = Field(65536 * 2**20, gt=0, description=(
+    promote_rate_limit: Annotated[Bandwidth, shown_in("MiB/s")] | None = Field(
+        65536 * 2**20, gt=0, description=(
         "promotion candidates per destination node per second "
         "(numa_balancing_promote_rate_limit_MBps, default 65536 MB/s); none: unlimited"))
     demote_rate_limit: Bandwidth | None = Field(None, gt=0, description=(
