@@ -5,6 +5,7 @@ The public entry points::
     from cxlsim import load_experiment, load_topology, run
     result = run("experiments/switch-pool-routes.yaml", overrides=["seed=3"])
     result.metrics, result.tables["routes"]
+    run("ornl-transfer", progress=True)  # a shipped experiment by name, a progress bar
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ if TYPE_CHECKING:
 def run(experiment: str | Path, overrides: list[str] | tuple[str, ...] = (),
         progress: bool = False, jobs: int | None = None, executor: str | None = None,
         out: str | Path | None = None) -> RunResult:
-    """Load an experiment file, apply ``--set``-style overrides, run it (every point of
-    its sweep, on ``jobs`` processes or ``executor``), write ``out`` if given, return it."""
+    """Load an experiment file (or a shipped one by name, as ``cxlsim run`` does), apply
+    ``--set``-style overrides, run it (every point of its sweep, on ``jobs`` processes or
+    ``executor``; ``progress``: a bar on stderr), write ``out`` if given, return it."""
     from cxlsim.experiments.sweep import run_file
 
     return run_file(experiment, overrides, progress=progress, jobs=jobs, executor=executor,

@@ -10,8 +10,11 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import math
 import os
+import shutil
 import sys
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -20,6 +23,11 @@ from cxlsim.traces.cli import add_trace_commands
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
+#: Characters a line of output takes at most when stdout is not a terminal.
+WIDTH = 100
+#: A table's cells this short never wrap (a quantity, a status).
+SHORT = 12
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -27,9 +35,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = sub.add_parser("run", help="run an experiment file and write a run folder")
-    run.add_argument("experiment", type=_experiment_file,
-                     help="experiment file (.yaml or .toml), or the name of one shipped "
-                          "with cxlsim (e.g. ornl-transfer)")
+    run.add_argument("experiment", help="experiment file (.yaml or .toml), or the name of "
+                                        "one shipped with cxlsim (e.g. ornl-transfer)")
     _add_set(run)
     run.add_argument("--out", help="run folder (default: runs/NAME, or runs/NAME-2, ... "
                                    "if that exists); replaces only a previous run folder")
@@ -39,11 +46,12 @@ def _parser() -> argparse.ArgumentParser:
                      help="worker processes for a sweep (default: sweep.jobs or CPU count)")
     run.add_argument("--executor", default="local", metavar="local|dask://HOST:PORT",
                      help="where sweep points run (dask needs: pip install 'cxlsim[dask]')")
+    _add_progress(run)
     run.set_defaults(handler=_cmd_run)
 
     resolve = sub.add_parser("resolve", help="print an experiment with presets, topology "
                                              "and --set applied, as YAML")
-    resolve.add_argument("experiment", type=_experiment_file,
+    resolve.add_argument("experiment",
                          help="experiment file (.yaml or .toml), or a shipped one's name")
     _add_set(resolve)
     resolve.set_defaults(handler=_cmd_resolve)
@@ -54,6 +62,7 @@ def _parser() -> argparse.ArgumentParser:
     val.add_argument("--jobs", type=int, metavar="N", help=(
         "worker processes running the checks side by side (default: CPU count; the rows "
         "are the same)"))
+    _add_progress(val)
     val.set_defaults(handler=_cmd_validate)
 
     kinds = sub.add_parser("kinds", help="list the experiment kinds a file's 'kind:' may name")
@@ -77,16 +86,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _experiment_file(arg: str) -> str:
-    """``arg`` itself if it names a file; else the shipped experiment of that name."""
-    from cxlsim.resources import bundled_file
-
-    if Path(arg).exists():
-        return arg
-    shipped = bundled_file("experiments", arg)
-    return str(shipped) if shipped is not None else arg
-
-
 def _add_set(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--set", dest="overrides", action="append", default=[],
                         metavar="KEY=VALUE",
@@ -94,12 +93,22 @@ def _add_set(parser: argparse.ArgumentParser) -> None:
                              "links[0].width=8 (repeatable)")
 
 
+def _add_progress(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, help=(
+        "a progress bar on stderr (default: when stderr is a terminal)"))
+
+
+def _progress(args: argparse.Namespace) -> bool:
+    """Whether to draw progress bars: as asked, else when stderr is a terminal."""
+    return sys.stderr.isatty() if args.progress is None else args.progress
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from cxlsim.experiments import load_experiment
     from cxlsim.experiments.sweep import run_file
 
     out = _run_folder(args.out, load_experiment(args.experiment, args.overrides).name)
-    result = run_file(args.experiment, args.overrides, progress=sys.stderr.isatty(),
+    result = run_file(args.experiment, args.overrides, progress=_progress(args),
                       jobs=args.jobs, executor=args.executor, out=out)
     if args.json:
         print(result.to_json())
@@ -145,12 +154,12 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     jobs = args.jobs if args.jobs is not None else os.cpu_count() or 1
     if jobs < 1:
         raise InputError(f"expected --jobs of 1 or more; found {jobs}", location="--jobs")
-    rows = validate(quick=args.quick, progress=sys.stderr.isatty(), jobs=jobs)
+    rows = validate(quick=args.quick, progress=_progress(args), jobs=jobs)
     if args.json:
         print(json.dumps([{k: row[k] for k in ROW_KEYS} for row in rows], indent=1))
     else:
         print(_table(rows, ROW_KEYS))
-        notes = [f"{row['id']}: {row['note']}" for row in rows if row["note"]]
+        notes = [_wrap(f"{row['id']}: {row['note']}") for row in rows if row["note"]]
         if notes:
             print("\nNotes:\n" + "\n".join(notes))
         counts: dict[str, int] = {}
@@ -185,15 +194,17 @@ def _cmd_schema(args: argparse.Namespace) -> int:
         return EXIT_OK
     columns = ("field", "type", "default", "description")
     skip = set() if model is TopologySpec else {TopologySpec, *nested_models(TopologySpec)}
-    print(f"{args.kind}: {(model.__doc__ or '').strip().splitlines()[0]}\n")
+    print(_wrap(f"{args.kind}: {(model.__doc__ or '').strip().splitlines()[0]}") + "\n")
     print(_table(describe_fields(model), columns))
     for sub in nested_models(model):
         if sub not in skip:
-            print(f"\n{sub.__name__}: {(sub.__doc__ or '').strip().splitlines()[0]}\n")
+            print("\n" + _wrap(f"{sub.__name__}: {(sub.__doc__ or '').strip().splitlines()[0]}")
+                  + "\n")
             print(_table(describe_fields(sub), columns))
-    print("\nA quantity is a number with its unit, quoted on the command line: "
-          "--set 'field=80 ns'." + ("" if model is TopologySpec else
-                                     " The topology's fields: cxlsim schema topology."))
+    print("\n" + _wrap("A quantity is a number with its unit, quoted on the command line: "
+                       "--set 'field=80 ns'." + ("" if model is TopologySpec else
+                                                 " The topology's fields: cxlsim schema "
+                                                 "topology.")))
     return EXIT_OK
 
 
@@ -204,7 +215,7 @@ def _cmd_topology_show(args: argparse.Namespace) -> int:
     if args.html:
         _check_writable_file(args.html, "--html")
     topo = load_topology(args.file, args.overrides)
-    print(f"Topology {topo.spec.name}: {topo.spec.description.strip()}\n")
+    print(_wrap(f"Topology {topo.spec.name}: {topo.spec.description.strip()}") + "\n")
     nodes = [{"node": n.name, "type": n.type,
               "details": ", ".join(f"{k}={v}" for k, v in n.model_dump(
                   mode="json", exclude={"name", "type"}, exclude_defaults=True).items())}
@@ -246,13 +257,42 @@ def _check_writable_file(path: str, key: str) -> None:
         raise InputError(f"cannot write {path!r}: it is a folder", key=key)
 
 
+def _width() -> int:
+    """Characters per line: the terminal's (or ``COLUMNS``), else :data:`WIDTH`."""
+    return shutil.get_terminal_size((WIDTH, 24)).columns
+
+
+def _wrap(text: str) -> str:
+    """``text`` wrapped to :func:`_width`, its further lines indented."""
+    return textwrap.fill(text, _width(), subsequent_indent="  ", break_long_words=False,
+                         break_on_hyphens=False)
+
+
 def _table(rows: Sequence[dict], columns: Sequence[str]) -> str:
-    """A plain-text table, columns as wide as their widest cell."""
+    """A plain-text table within :func:`_width`: columns as wide as their widest cell;
+    while too wide, the column narrowed by one is the one that wraps the fewest more
+    lines, never below its longest word or :data:`SHORT` cell, and its cells wrap."""
     cells = [[("" if row.get(c) is None else str(row.get(c))) for c in columns] for row in rows]
     widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
+    floors = [max([len(c)] + [len(r[i]) if len(r[i]) <= SHORT else
+                              max(map(len, r[i].split())) for r in cells])
+              for i, c in enumerate(columns)]
+    room = _width() - 2 * (len(columns) - 1)
+    while sum(widths) > room and any(w > f for w, f in zip(widths, floors)):
+        def lines_if_narrowed(i: int) -> tuple[int, int]:
+            narrowed = [w - (k == i) for k, w in enumerate(widths)]
+            return sum(max(math.ceil(len(v) / w) for v, w in zip(r, narrowed))
+                       for r in cells), -widths[i]
+        widths[min((i for i, (w, f) in enumerate(zip(widths, floors)) if w > f),
+                   key=lines_if_narrowed)] -= 1
     lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths)),
              "  ".join("-" * w for w in widths)]
-    lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)) for r in cells]
+    for r in cells:
+        parts = [textwrap.wrap(v, w, break_long_words=False, break_on_hyphens=False) or [""]
+                 for v, w in zip(r, widths)]
+        lines += ["  ".join((p[k] if k < len(p) else "").ljust(w)
+                            for p, w in zip(parts, widths))
+                  for k in range(max(map(len, parts)))]
     return "\n".join(line.rstrip() for line in lines)
 
 

@@ -34,6 +34,11 @@ def bundled_file(folder: str, name: str) -> Path | None:
     return None
 
 
+def shipped(folder: str) -> list[str]:
+    """The names of ``folder``'s shipped files (``.yaml`` left off), sorted."""
+    return sorted(p.stem for p in bundled(folder).glob("*.yaml"))
+
+
 def is_file(path: Path) -> bool:
     """Whether ``path`` is a file; a name the system cannot look up (too long) is not."""
     try:

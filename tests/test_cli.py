@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
 import pytest
 import yaml
 
-from conftest import REPO, SWITCH_POOL, SWITCH_POOL_ROUTES
+from conftest import REPO, SWITCH_POOL, SWITCH_POOL_ROUTES, refused
 from cxlsim.cli import main
 from cxlsim.experiments import load_experiment
 from cxlsim.validation import ROW_KEYS
@@ -221,7 +222,8 @@ def test_kinds_lists_every_kind(capsys):
 
     assert main(["kinds"]) == 0
     out = capsys.readouterr().out
-    listed = [line.split()[0] for line in out.splitlines()[2:] if line and line[0] != "F"]
+    listed = [line.split()[0] for line in out.splitlines()[2:]
+              if line and line[0] not in "F "]  # wrapped descriptions go on indented lines
     assert listed == sorted(experiment_kinds())
 
 
@@ -246,3 +248,73 @@ def test_schema_json_and_unknown_kind(capsys):
     assert main(["schema", "nope"]) == 2
     assert capsys.readouterr().err.startswith(
         "cxlsim: error: KIND: unknown kind 'nope'; expected 'topology' or one of app-tiering, ")
+
+
+def test_shipped_experiments_by_name_from_python(tmp_path):
+    import cxlsim
+
+    assert cxlsim.load_experiment("ornl-transfer").name == "ornl-transfer"
+    result = cxlsim.run("ornl-transfer", out=tmp_path / "run")
+    assert result.experiment == "ornl-transfer" and result.metrics
+    assert json.loads((tmp_path / "run" / "metrics.json").read_text())
+
+
+def test_a_bad_name_lists_the_shipped_ones(capsys, tmp_path):
+    import cxlsim
+
+    with pytest.raises(cxlsim.InputError) as info:
+        cxlsim.run("ornl-transfr")
+    assert str(info.value).startswith(
+        "ornl-transfr: no such file, nor an experiment shipped with cxlsim; did you mean "
+        "'ornl-transfer'? (shipped: app-cxl-vs-ram, bias, ")
+    refused(capsys, ["run", "ornl-transfr", "--out", str(tmp_path / "r")],
+            "did you mean 'ornl-transfer'?")
+    refused(capsys, ["resolve", "nothing-like-it"], "(shipped: app-cxl-vs-ram, bias, ")
+    assert not (tmp_path / "r").exists()
+
+
+def test_validate_fits_the_width(capsys, quick_rows, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    main(["validate", "--quick"])
+    lines = capsys.readouterr().out.splitlines()
+    assert max(map(len, lines)) <= 100
+    assert "Notes:" in lines  # each note wrapped under the table
+    main(["validate", "--quick", "--json"])  # JSON as it was: one row a line's object
+    assert json.loads(capsys.readouterr().out) == [
+        {k: row[k] for k in ROW_KEYS} for row in quick_rows]
+
+
+def test_schema_fits_the_width(capsys, monkeypatch):
+    from cxlsim.experiments import experiment_kinds
+
+    monkeypatch.setenv("COLUMNS", "100")
+    for kind in ["topology", *experiment_kinds()]:
+        assert main(["schema", kind]) == 0
+        assert max(map(len, capsys.readouterr().out.splitlines())) <= 100, kind
+
+
+def test_output_off_a_terminal_is_100_columns_wide(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    proc = subprocess.run([sys.executable, "-m", "cxlsim.cli", "schema", "trace-memory"],
+                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert max(map(len, lines)) == 100  # wrapped to the fallback width, not narrower
+
+
+def test_kernel_quantities_print_in_the_kernels_units(capsys, tmp_path):
+    """The kernel's rate limits in MiB/s and its sysctls in ms (its MB/s is 2^20 B/s);
+    the files of results keep numbers in base units."""
+    assert main(["schema", "trace-memory"]) == 0
+    out = capsys.readouterr().out
+    assert "65536 MiB/s" in out and "68.719476736 GB/s" not in out
+    sets = ["numa_balancing.scan_period=2 s"]
+    assert main(["resolve", "trace-memory", *[a for kv in sets for a in ("--set", kv)]]) == 0
+    resolved = capsys.readouterr().out
+    assert "promote_rate_limit: 65536 MiB/s" in resolved
+    assert "scan_period: 2000 ms" in resolved and "max_scan_rate: 2560 MiB/s" in resolved
+    path = tmp_path / "resolved.yaml"
+    path.write_text(resolved)
+    spec = load_experiment(path)
+    assert spec == load_experiment("trace-memory", sets)  # the same numbers, to the bit
+    assert spec.migration.promote_rate_limit == 65536 * 2**20

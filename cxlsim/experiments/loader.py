@@ -3,6 +3,7 @@ kind."""
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 
 from cxlsim.config import apply_overrides, expand_presets, load_file, validate_document
@@ -11,20 +12,38 @@ from cxlsim.errors import InputError
 from cxlsim.experiments.kinds import kind_modules
 from cxlsim.experiments.spec import ExperimentSpec, experiment_kind
 from cxlsim.memory.curvefile import curve_document
-from cxlsim.resources import bundled, bundled_file, is_file
+from cxlsim.resources import bundled_file, is_file, shipped
 from cxlsim.topology.graph import build_graph, graph_problems
+
+
+def experiment_file(name: str | Path) -> Path:
+    """The experiment file ``name`` names: itself if it is a file, else the experiment
+    shipped with cxlsim of that name (``ornl-transfer``), for the CLI and Python alike."""
+    path = Path(name)
+    if is_file(path):
+        return path
+    found = bundled_file("experiments", str(name))
+    if found is None:
+        names = shipped("experiments")
+        close = difflib.get_close_matches(str(name), names, n=1)
+        raise InputError(f"no such file, nor an experiment shipped with cxlsim"
+                         f"{f'; did you mean {close[0]!r}?' if close else ''} "
+                         f"(shipped: {', '.join(names)})", location=str(name))
+    return found
 
 
 def load_experiment(path: str | Path, overrides: list[str] | tuple[str, ...] = ()
                     ) -> ExperimentSpec:
-    """Validate an experiment file (and its topology) into its kind's spec class."""
+    """Validate an experiment file (and its topology) into its kind's spec class;
+    ``path`` may be a shipped experiment's name (:func:`experiment_file`)."""
+    path = experiment_file(path)
     doc = expand_presets(load_file(path))
     if not isinstance(doc.data, dict):
         raise InputError("an experiment file must hold a mapping of keys", location=doc.locate(()))
-    doc = _include_topology(doc, Path(path))
-    doc = _include_curves(doc, Path(path))
+    doc = _include_topology(doc, path)
+    doc = _include_curves(doc, path)
     doc = apply_overrides(doc, overrides)
-    doc = _resolve_trace(doc, Path(path))
+    doc = _resolve_trace(doc, path)
     kind = doc.data.get("kind")
     cls = experiment_kind(kind) if isinstance(kind, str) else None
     if cls is None:
@@ -75,9 +94,9 @@ def _include_topology(doc: Document, path: Path) -> Document:
     if not is_file(topo_path):
         topo_path = bundled_file("topologies", ref)
     if topo_path is None:
-        shipped = ", ".join(sorted(p.stem for p in bundled("topologies").glob("*.yaml")))
         raise InputError(f"topology file {str(path.parent / ref)!r} not found (paths are "
-                         f"relative to the experiment file; shipped topologies: {shipped})",
+                         f"relative to the experiment file; shipped topologies: "
+                         f"{', '.join(shipped('topologies'))})",
                          location=doc.locate(("topology",)), key="topology")
     return doc.graft(("topology",), expand_presets(load_file(topo_path)))
 

@@ -88,7 +88,9 @@ class ExperimentSpec(StrictModel):
         return name
 
     def run(self, progress: bool = False, point: int = 0) -> RunResult:
-        """Run one point of the experiment; ``point`` selects the sweep point's RNG stream."""
+        """Run one point of the experiment; ``point`` selects the sweep point's RNG stream.
+        A kind whose run takes seconds draws a bar on stderr when ``progress``
+        (:mod:`cxlsim.experiments.progress`)."""
         raise NotImplementedError
 
     def draw(self, make: Callable[[], dict[str, Any]]) -> dict[str, Any]:

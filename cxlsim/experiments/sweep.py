@@ -43,8 +43,9 @@ import yaml
 from cxlsim.config import load_document, parse_assignment
 from cxlsim.errors import InputError, Location
 from cxlsim.experiments.kinds import kind_modules
-from cxlsim.experiments.loader import load_experiment
+from cxlsim.experiments.loader import experiment_file, load_experiment
 from cxlsim.experiments.output import check_out, write_run_folder
+from cxlsim.experiments.progress import progress_bar
 from cxlsim.experiments.result import RunResult
 from cxlsim.experiments.spec import Baseline, ExperimentSpec
 from cxlsim.units import parse_quantity
@@ -58,22 +59,26 @@ _DASK_EXTRA = "the dask executor needs the optional extra: pip install 'cxlsim[d
 def run_file(path: str | Path, overrides: Sequence[str] = (), progress: bool = False,
              jobs: int | None = None, executor: str | Executor | None = None,
              out: str | Path | None = None) -> RunResult:
-    """Load and run an experiment file (every sweep point if it has a ``sweep``).
+    """Load and run an experiment file, or a shipped one by name (every sweep point if it
+    has a ``sweep``).
 
     ``jobs`` worker processes (default ``sweep.jobs``, else the CPU count; 1 runs in
     this process); ``executor`` is ``"local"`` (default), ``"dask://HOST:PORT"`` or any
     :class:`concurrent.futures.Executor`. With ``out`` the run folder is written there
-    and sweep points are saved as they finish, and resumed on a re-run.
+    and sweep points are saved as they finish, and resumed on a re-run. ``progress``
+    draws a bar on stderr (:mod:`cxlsim.experiments.progress`): per sweep point, else at
+    the run's own steps.
     """
     if jobs is not None and jobs < 1:
         raise InputError(f"expected at least 1 job; found {jobs}", key="jobs")
     overrides = tuple(overrides)
     out = None if out is None else check_out(out)  # refused before anything runs
+    path = experiment_file(path)
     spec = load_experiment(path, overrides)
     if spec.sweep is None:
         result = spec.run(progress=progress)
     else:
-        result = _sweep(spec, Path(path), overrides, progress, jobs, executor, out)
+        result = _sweep(spec, path, overrides, progress, jobs, executor, out)
     if out is not None:
         write_run_folder(result, out)
         if spec.sweep is not None:
@@ -90,8 +95,6 @@ def sweep_points(spec: ExperimentSpec) -> list[dict[str, Any]]:
 def _sweep(spec: ExperimentSpec, path: Path, overrides: tuple[str, ...], progress: bool,
            jobs: int | None, executor: str | Executor | None, out: Path | None) -> RunResult:
     """Validate every point, reuse saved rows, run the rest, collect the table."""
-    from tqdm.auto import tqdm
-
     points = sweep_points(spec)
     specs = [_load_point(path, overrides, i, point) for i, point in enumerate(points)]
     swept, ticks = swept_cells(spec.sweep.grid, points, specs)
@@ -113,8 +116,7 @@ def _sweep(spec: ExperimentSpec, path: Path, overrides: tuple[str, ...], progres
 
     workers = min(jobs or spec.sweep.jobs or os.cpu_count() or 1, len(todo))
     with open_executor(executor, workers) as pool, \
-            tqdm(total=len(points), initial=len(rows), disable=not progress, desc=spec.name,
-                 unit="point") as bar:
+            progress_bar(progress, len(points), spec.name, "point", initial=len(rows)) as bar:
         if pool is None:
             for i in todo:
                 computed(i, _run_point(specs[i], i))

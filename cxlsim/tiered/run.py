@@ -198,7 +198,7 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
              kswapd_interval: float = 1e6, mlp: float | None = None,
              migration: MigrationParams | None = None, scanner: Scanner | None = None,
              damon: DamonParams | None = None, compute: float = 0.0,
-             sample: int = 1) -> TraceRun:
+             sample: int = 1, epoch_done: Callable[[], object] | None = None) -> TraceRun:
     """Run the trace (second pass) on ``cores`` cores, ``epoch`` records per epoch, each
     core keeping ``mlp`` misses in flight (default: the CPU's); the kernel's memory state
     (``kernel``, over the footprint's placement) places and moves every page. Moves cost
@@ -207,7 +207,8 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
     work that does not touch memory (the application's time between traced accesses).
     ``sample`` > 1 runs only the pages of a 1-in-``sample`` sample through cores scaled
     down as much (:mod:`cxlsim.memory.sampling`); the placement, the kernel and the
-    policy still see every page."""
+    policy still see every page. ``epoch_done`` is called after each epoch (a progress
+    bar's update)."""
     nodes = list(memory.nodes)
     placement = kernel.placement
     # the hierarchy's pages: every page, or the sample's, whose nodes mirror the
@@ -323,6 +324,8 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
             row["end_ns"] = sim.env.now
             run.epochs.append(row)
             run.accesses += len(ids)
+            if epoch_done is not None:
+                epoch_done()
 
     def scan():
         """NUMA balancing's scanner: after ``delay``, every period the next ``pages`` of

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from concurrent.futures import as_completed
 
-from tqdm.auto import tqdm
-
 from cxlsim.validation import FAIL, NOT_MODELLED, Outcome, registered_checks, targets
 
 
@@ -15,6 +13,7 @@ def validate(quick: bool = False, progress: bool = False,
     """One row per published target, in the order of the targets table; notes in ``note``.
     The checks are independent and seeded: ``jobs`` worker processes run them side by side
     with the same rows as one."""
+    from cxlsim.experiments.progress import progress_bar
     from cxlsim.experiments.sweep import open_executor
 
     outcomes: dict[str, Outcome] = {}
@@ -22,7 +21,7 @@ def validate(quick: bool = False, progress: bool = False,
     # the workers first: a fork copies this process only while no other thread (tqdm's
     # monitor) runs, else they start from a forkserver (0.8 s more)
     with open_executor("local", min(jobs, len(checks))) as pool, \
-            tqdm(total=len(checks), desc="validate", unit="check", disable=not progress) as bar:
+            progress_bar(progress, len(checks), "validate", "check") as bar:
         if pool is None:
             done: Iterable = ((ids, fn, fn(quick)) for ids, fn in checks)
         else:

@@ -17,7 +17,8 @@ a phase is their sum, t_host = p1 + (R - 1)·p2, t_flip = in + R·p + out, t_dev
 (a test checks this against simulating every pass). Flipping pays above the break-even
 reuse R* where t_host(R*) = t_flip(R*). Lines move in bursts of ``burst``
 (:class:`~cxlsim.coherence.BiasedMemory`); ``burst_error`` measures what that costs on the
-sizes up to ``check_size`` against line-by-line runs.
+sizes up to ``check_size`` against line-by-line runs. Its progress bar counts the bytes
+the DES has passed over, op by op.
 """
 
 from __future__ import annotations
@@ -27,9 +28,11 @@ import math
 import pandas as pd
 import plotly.express as px
 from pydantic import Field, field_validator
+from tqdm import tqdm
 
 from cxlsim.coherence import PAGE_BYTES, BiasTable
 from cxlsim.engine import Simulation
+from cxlsim.experiments.progress import progress_bar
 from cxlsim.experiments.result import RunResult
 from cxlsim.experiments.spec import ExperimentSpec, HostName, Type2DeviceName, register
 from cxlsim.plot.heatmap import heatmap
@@ -85,11 +88,16 @@ class BiasExperiment(ExperimentSpec):
 
     def run(self, progress: bool = False, point: int = 0) -> RunResult:
         topology = Topology.from_spec(self.topology)
-        pieces = pd.DataFrame([self.pieces(topology, size, self.burst) for size in self.sizes])
+        checked = sum(s for s in self.sizes if s <= self.check_size) if self.burst > 1 else 0
+        with progress_bar(progress, len(_PIECES) * (sum(self.sizes) + checked), self.name,
+                          "B", unit_scale=True) as bar:
+            pieces = pd.DataFrame([self.pieces(topology, size, self.burst, bar)
+                                   for size in self.sizes])
+            burst_error = self._burst_error(topology, pieces, bar)
         phases = phase_table(pieces, self.reuse)
         pieces["break_even_reuse"] = pieces.apply(break_even, axis=1)
         pieces["flip_pays_from_reuse"] = [pays_from(r) for r in pieces["break_even_reuse"]]
-        metrics = {"flip_pays": verdict(pieces), "burst_error": self._burst_error(topology, pieces)}
+        metrics = {"flip_pays": verdict(pieces), "burst_error": burst_error}
         for _, row in pieces.iterrows():
             metrics[f"break_even_reuse_{row['size'].replace(' ', '')}"] = row["break_even_reuse"]
         flip = phases[phases["policy"] == "flip"]
@@ -98,26 +106,31 @@ class BiasExperiment(ExperimentSpec):
         return RunResult(self.name, self, metrics, {"phases": phases, "pieces": pieces},
                          self.draw(lambda: figures(phases, pieces)))
 
-    def pieces(self, topology: Topology, size: int, burst: int) -> dict:
-        """The simulated pieces of a phase over ``size`` bytes, ns."""
-        host = self.simulate(topology, size, burst, ["access", "access"])
-        flip = self.simulate(topology, size, burst, ["flip_to_device", "access", "flip_to_host"])
+    def pieces(self, topology: Topology, size: int, burst: int, bar: tqdm | None = None
+               ) -> dict:
+        """The simulated pieces of a phase over ``size`` bytes, ns (``bar``: as
+        :meth:`simulate`)."""
+        host = self.simulate(topology, size, burst, ["access", "access"], bar)
+        flip = self.simulate(topology, size, burst, ["flip_to_device", "access", "flip_to_host"],
+                             bar)
         return {"size": format_size(size), "size_B": size, "host_pass1_ns": host[0],
                 "host_pass_ns": host[1], "flip_in_ns": flip[0], "device_pass_ns": flip[1],
                 "flip_out_ns": flip[2]}
 
-    def _burst_error(self, topology: Topology, pieces: pd.DataFrame) -> float:
+    def _burst_error(self, topology: Topology, pieces: pd.DataFrame, bar: tqdm) -> float:
         """Largest relative error of a batched piece against line by line, up to check_size."""
         if self.burst == 1:
             return 0.0
         errors = [abs(row[k] / exact[k] - 1)
                   for _, row in pieces[pieces["size_B"] <= self.check_size].iterrows()
-                  for exact in [self.pieces(topology, int(row["size_B"]), 1)]
+                  for exact in [self.pieces(topology, int(row["size_B"]), 1, bar)]
                   for k in _PIECES if exact[k]]
         return max(errors, default=0.0)
 
-    def simulate(self, topology: Topology, size: int, burst: int, ops: list[str]) -> list[float]:
-        """Run ``ops`` of a fresh BiasedMemory one after the other; their times, ns."""
+    def simulate(self, topology: Topology, size: int, burst: int, ops: list[str],
+                 bar: tqdm | None = None) -> list[float]:
+        """Run ``ops`` of a fresh BiasedMemory one after the other; their times, ns. Each
+        op done advances ``bar`` by ``size``."""
         sim = Simulation(self.seed)
         memory = System(sim, topology).biased_memory(
             self.host, self.device, BiasTable(size), coherence_latency=self.coherence_latency,
@@ -131,6 +144,8 @@ class BiasExperiment(ExperimentSpec):
         def step(elapsed: float | None = None) -> None:
             if elapsed is not None:
                 times.append(elapsed)
+                if bar is not None:
+                    bar.update(size)
             if len(times) < len(ops):
                 op = ops[len(times)]
                 getattr(memory, op)(0, size, step, mlp=mlp[op])

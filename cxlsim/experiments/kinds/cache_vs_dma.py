@@ -33,6 +33,7 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from cxlsim.analytic.search import least_true
 from cxlsim.engine import Simulation
+from cxlsim.experiments.progress import progress_bar, steps
 from cxlsim.experiments.result import RunResult
 from cxlsim.experiments.spec import ExperimentSpec, HostName, _node_validator, register
 from cxlsim.topology import Topology
@@ -113,16 +114,21 @@ class CacheVsDmaExperiment(ExperimentSpec):
     def run(self, progress: bool = False, point: int = 0) -> RunResult:
         topology = Topology.from_spec(self.topology)
         rows, crossings = [], []
-        for op in self.ops:
-            dma = {n: self.dma_ns(topology, n, op) for n in self.sizes}
-            for k in self.in_flight:
-                cache = {n: self.cache_ns(topology, n, k, op) for n in self.sizes}
-                rows += [{"op": op, "size": format_size(n), "size_B": n, "in_flight": k,
-                          "method": method, "time_ns": t, "bandwidth_GBps": n / t}
-                         for n in self.sizes
-                         for method, t in zip(METHODS, (cache[n], dma[n]))]
-                crossings.append({"op": op, "in_flight": k, "crossover_B": self._crossover(
-                    topology, op, k, cache, dma)})
+        # a transfer's time to simulate grows with its bytes
+        with progress_bar(progress, len(self.ops) * (1 + len(self.in_flight)) * sum(self.sizes),
+                          self.name, "B", unit_scale=True) as bar:
+            for op in self.ops:
+                dma = {n: self.dma_ns(topology, n, op)
+                       for n in steps(bar, self.sizes, weight=lambda n: n)}
+                for k in self.in_flight:
+                    cache = {n: self.cache_ns(topology, n, k, op)
+                             for n in steps(bar, self.sizes, weight=lambda n: n)}
+                    rows += [{"op": op, "size": format_size(n), "size_B": n, "in_flight": k,
+                              "method": method, "time_ns": t, "bandwidth_GBps": n / t}
+                             for n in self.sizes
+                             for method, t in zip(METHODS, (cache[n], dma[n]))]
+                    crossings.append({"op": op, "in_flight": k, "crossover_B": self._crossover(
+                        topology, op, k, cache, dma)})
         points, crossover = pd.DataFrame(rows), pd.DataFrame(crossings)
         crossover["crossover"] = [format_size(int(b)) if pd.notna(b) else
                                   f"beyond {format_size(self.sizes[-1])}"

@@ -16,6 +16,7 @@ from pydantic import Field, field_validator
 
 from cxlsim.analytic import t_app
 from cxlsim.apps.deceval import FLOWS, DecEval, DecEvalParams, Flow
+from cxlsim.experiments.progress import progress_bar, steps
 from cxlsim.experiments.result import RunResult
 from cxlsim.experiments.spec import ExperimentSpec, register
 from cxlsim.link.params import LinkParams
@@ -93,11 +94,13 @@ class DecEvalChunksExperiment(_DecEvalBase):
 
     def run(self, progress: bool = False, point: int = 0) -> RunResult:
         rows = []
-        for n in self.chunk_counts:
-            app = self.app.model_copy(update={"chunks": n})
-            for t in self._times(app).values():
-                rows.append({"chunks": n, "chunk_MB": app.data / n / 1e6, "flow": t.flow,
-                             "app_s": t.total / 1e9, "transfers_s": t.transfers / 1e9})
+        # a run's time grows with its chunks (the pipelined flow's events)
+        with progress_bar(progress, sum(self.chunk_counts), self.name, "chunk") as bar:
+            for n in steps(bar, self.chunk_counts, weight=lambda n: n):
+                app = self.app.model_copy(update={"chunks": n})
+                for t in self._times(app).values():
+                    rows.append({"chunks": n, "chunk_MB": app.data / n / 1e6, "flow": t.flow,
+                                 "app_s": t.total / 1e9, "transfers_s": t.transfers / 1e9})
         table = pd.DataFrame(rows)
         metrics = {}
         for flow, part in table.groupby("flow", sort=False):

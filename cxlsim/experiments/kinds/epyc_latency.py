@@ -17,6 +17,7 @@ from pydantic import Field, model_validator
 
 from cxlsim.apps.pointer_chase import pointer_chase, sequential_read
 from cxlsim.engine.rng import make_rng
+from cxlsim.experiments.progress import progress_bar, steps
 from cxlsim.experiments.result import RunResult
 from cxlsim.experiments.spec import ExperimentSpec, register
 from cxlsim.memory import PAGE_SIZES, CpuParams
@@ -82,16 +83,20 @@ class EpycLatencyExperiment(ExperimentSpec):
         rng = make_rng(self.seed, point)
         laps = dict(warmup_laps=self.warmup_laps, loads=self.loads)
         rows = []
-        for page_size in self.page_sizes:
-            for block in self.blocks:
-                chase = pointer_chase(self.cpu, block, page_size, rng=rng, **laps)
-                read = sequential_read(self.cpu, block, page_size, **laps)
-                stats = chase.stats
-                rows.append({
-                    "page_size": PAGE_SIZES[page_size], "block_MiB": block / MiB,
-                    "latency_ns": chase.ns_per_load, "bandwidth_GBps": read.bytes_per_s / 1e9,
-                    "walks_per_load": stats.walks / stats.accesses,
-                    "memory_per_load": stats.memory.sum() / stats.accesses})
+        # a point's laps over its block take time in proportion to the block
+        with progress_bar(progress, len(self.page_sizes) * sum(self.blocks), self.name, "B",
+                          unit_scale=True) as bar:
+            for page_size in self.page_sizes:
+                for block in steps(bar, self.blocks, weight=lambda b: b):
+                    chase = pointer_chase(self.cpu, block, page_size, rng=rng, **laps)
+                    read = sequential_read(self.cpu, block, page_size, **laps)
+                    stats = chase.stats
+                    rows.append({
+                        "page_size": PAGE_SIZES[page_size], "block_MiB": block / MiB,
+                        "latency_ns": chase.ns_per_load,
+                        "bandwidth_GBps": read.bytes_per_s / 1e9,
+                        "walks_per_load": stats.walks / stats.accesses,
+                        "memory_per_load": stats.memory.sum() / stats.accesses})
         table = pd.DataFrame(rows)
         metrics: dict[str, float] = {}
         knees: dict[str, list[tuple[float, float]]] = {}

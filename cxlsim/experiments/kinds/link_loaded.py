@@ -20,6 +20,7 @@ import plotly.express as px
 from pydantic import Field
 
 from cxlsim.engine import Simulation
+from cxlsim.experiments.progress import progress_bar, steps
 from cxlsim.experiments.result import RunResult
 from cxlsim.experiments.spec import ExperimentSpec, HostName, MemoryDeviceName, register
 from cxlsim.devices.requester import PoissonRequester
@@ -56,10 +57,11 @@ class LinkLoadedExperiment(ExperimentSpec):
 
     def run(self, progress: bool = False, point: int = 0) -> RunResult:
         rows = []
-        for mode, width, reads in itertools.product(self.flit_modes, self.widths,
-                                                    self.read_fractions):
-            for i, load in enumerate(self.loads):
-                rows.append(self._point(mode, width, reads, load, point * 1000 + i))
+        curves = list(itertools.product(self.flit_modes, self.widths, self.read_fractions))
+        with progress_bar(progress, len(curves) * len(self.loads), self.name, "point") as bar:
+            for mode, width, reads in curves:
+                for i, load in steps(bar, enumerate(self.loads)):
+                    rows.append(self._point(mode, width, reads, load, point * 1000 + i))
         table = pd.DataFrame(rows)
         metrics = {}
         curve = table["flit_mode"] + " x" + table["width"].astype(str)

@@ -23,7 +23,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 import pandas as pd
@@ -34,6 +34,7 @@ from cxlsim.config.base import StrictModel
 from cxlsim.errors import InputError
 from cxlsim.experiments import trace_cache
 from cxlsim.experiments.memory_base import MemoryExperiment
+from cxlsim.experiments.progress import progress_bar
 from cxlsim.experiments.result import RunResult
 from cxlsim.experiments.spec import register
 from cxlsim.memory.kernel import WMARK_MIN, KernelMemory, KernelParams
@@ -47,7 +48,7 @@ from cxlsim.tiered.migration import MigrationParams
 from cxlsim.tiered.run import VMSTAT, Scanner, Survey, simulate, survey
 from cxlsim.traces import generate, open_trace
 from cxlsim.traces.generators import KINDS
-from cxlsim.units import Bandwidth, Size, Time
+from cxlsim.units import Bandwidth, Size, Time, shown_in
 
 #: The trace columns the run reads (and ``page_type`` when the trace has it).
 COLUMNS = ["addr", "op", "thread"]
@@ -74,22 +75,28 @@ class GeneratedTrace(StrictModel):
         return _one_of(kind, KINDS)
 
 
+#: A time the kernel's sysctls give in milliseconds, shown so.
+KernelMs = Annotated[Time, shown_in("ms")]
+
+
 class NumaBalancing(StrictModel):
     """NUMA balancing's hint-fault scanner (kernel/sched/fair.c defaults)."""
 
     enabled: bool = Field(False, description="kernel.numa_balancing on: the scanner runs")
-    scan_delay: Time = Field(1e9, description="numa_balancing_scan_delay_ms: the first scan")
-    scan_period: Time = Field(1e9, gt=0, description=(
+    scan_delay: KernelMs = Field(1e9, description="numa_balancing_scan_delay_ms: the first "
+                                                  "scan")
+    scan_period: KernelMs = Field(1e9, gt=0, description=(
         "numa_balancing_scan_period_min_ms: the shortest time for a pass over the "
         "resident pages (each scan's period is this over the passes' windows of "
         "scan_size, task_scan_min)"))
-    scan_period_max: Time = Field(60e9, gt=0, description=(
+    scan_period_max: KernelMs = Field(60e9, gt=0, description=(
         "numa_balancing_scan_period_max_ms: the longest (task_scan_max); after each pass "
         "the period moves between the two by the faults' locality "
         "(update_task_scan_period)"))
     scan_size: Size = Field(256 * 2**20, ge=4096, description="numa_balancing_scan_size_mb: "
                                                               "address space marked per scan")
-    max_scan_rate: Bandwidth = Field(2560 * 2**20, gt=0, description=(
+    max_scan_rate: Annotated[Bandwidth, shown_in("MiB/s")] = Field(
+        2560 * 2**20, gt=0, description=(
         "the fastest the scanner marks memory (MAX_SCAN_WINDOW, 2560 MB/s: a kernel "
         "constant; a time-compressed run scales it with its periods)"))
     fault_cost: Time = Field(1000.0, ge=0, description=(
@@ -253,10 +260,12 @@ class TraceMemoryExperiment(MemoryExperiment):
                           found.counts if kind.needs_counts else None,
                           kernel.capacity - kernel.wmark[:, WMARK_MIN], self._params)
             cores = min(self.workers if self.threads else len(found.threads), self.cpu.cores)
-            run = simulate(chunks, found, self.memory(), self.cpu, policy, kernel, cores,
-                           self.epoch, self.seed, self.kswapd_interval, self.thread_mlp,
-                           self.migration, self._scanner(), self._damon(), self.compute,
-                           self.sample)
+            with progress_bar(progress, -(-found.records // self.epoch), self.name,
+                              "epoch") as bar:
+                run = simulate(chunks, found, self.memory(), self.cpu, policy, kernel, cores,
+                               self.epoch, self.seed, self.kswapd_interval, self.thread_mlp,
+                               self.migration, self._scanner(), self._damon(), self.compute,
+                               self.sample, bar.update)
         return self._result(run, found, cores)
 
     def _scanner(self) -> Scanner | None:

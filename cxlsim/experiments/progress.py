@@ -1,0 +1,35 @@
+"""Progress bars of long runs: tqdm on stderr, drawn only when asked.
+
+Python asks with ``progress=True``; the CLI asks when stderr is a terminal (or with
+``--progress``). A sweep advances per point, ``cxlsim validate`` per check, and a single
+run at its own natural steps (a trace run's epochs, a size's simulated bytes, a point of
+a curve), never per simulated event; a bar redraws at most :data:`REDRAW` times a second.
+A bar not asked for is tqdm's disabled one, whose updates do nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeVar
+
+from tqdm.auto import tqdm
+
+#: Redraws of a bar per second, at most.
+REDRAW = 2
+
+T = TypeVar("T")
+
+
+def progress_bar(show: bool, total: float, desc: str, unit: str, **options: Any) -> tqdm:
+    """A bar on stderr of ``total`` ``unit``s called ``desc`` (``options``: tqdm's, e.g.
+    ``initial``, ``unit_scale``); a silent one unless ``show``."""
+    return tqdm(total=total, desc=desc, unit=unit, disable=not show,
+                mininterval=1 / REDRAW, **options)
+
+
+def steps(bar: tqdm, items: Iterable[T], weight: Callable[[T], float] = lambda _: 1
+          ) -> Iterator[T]:
+    """``items``, advancing ``bar`` by ``weight(item)`` once the loop is done with each."""
+    for item in items:
+        yield item
+        bar.update(weight(item))
