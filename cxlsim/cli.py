@@ -22,6 +22,7 @@ from cxlsim.errors import InputError
 from cxlsim.traces.cli import add_trace_commands
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_BROKEN_PIPE = 128 + 13  # as a shell reports a command that SIGPIPE ended
 
 #: Characters a line of output takes at most when stdout is not a terminal.
 WIDTH = 100
@@ -304,6 +305,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as exc:
         print(f"cxlsim: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:  # the reader went away (`cxlsim validate | head`): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush
+        return EXIT_BROKEN_PIPE
     except OSError as exc:  # an output path we could not write: disk full, permissions...
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"cxlsim: error: {where}{exc.strerror or exc}", file=sys.stderr)

@@ -318,3 +318,12 @@ def test_kernel_quantities_print_in_the_kernels_units(capsys, tmp_path):
     spec = load_experiment(path)
     assert spec == load_experiment("trace-memory", sets)  # the same numbers, to the bit
     assert spec.migration.promote_rate_limit == 65536 * 2**20
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly():
+    """``cxlsim schema topology | head -1``: no 'Broken pipe' error, the shell's status."""
+    proc = subprocess.Popen([sys.executable, "-m", "cxlsim.cli", "schema", "topology"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
+    proc.stdout.close()  # the reader is gone before the first line is written
+    assert proc.stderr.read() == b""
+    assert proc.wait() == 141
