@@ -7,6 +7,8 @@ status 2; nothing else in cxlsim should print a traceback for bad input.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,6 +74,20 @@ def shown(value: Any) -> str:
         noun = "mapping" if isinstance(value, dict) else "list"
         return f"an empty {noun}" if not value else f"a {noun} {_cut(repr(value))}"
     return _cut(repr(value))
+
+
+def did_you_mean(name: Any, allowed: Collection[str]) -> str:
+    """``; did you mean 'x'?`` for the one of ``allowed`` closest to ``name``, if one is
+    close (else nothing)."""
+    close = difflib.get_close_matches(str(name), list(allowed), n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def unknown(what: str, name: Any, known: Collection[str]) -> str:
+    """The message for a ``what`` (a generator, a policy) called ``name`` that is none of
+    ``known``: all of them, and the closest if one is close."""
+    return (f"unknown {what} {shown(name)}; expected one of {', '.join(known)}"
+            f"{did_you_mean(name, known)}")
 
 
 def _cut(text: str) -> str:

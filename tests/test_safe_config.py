@@ -181,6 +181,25 @@ def test_a_union_says_what_each_member_expected_once(tmp_path):
                                "number or a list; found nothing (null)")
 
 
+def test_a_union_member_that_took_the_mapping_explains_it(tmp_path):
+    """``trace: str | GeneratedTrace`` given a mapping with a bad key inside: the problem
+    inside it, not first a line saying a text was expected."""
+    from cxlsim.config import load_document, validate_document
+    from cxlsim.config.base import StrictModel
+
+    class Inner(StrictModel):
+        n: int
+
+    class Outer(StrictModel):
+        trace: str | Inner
+
+    path = tmp_path / "u.yaml"
+    path.write_text("trace: {n: x}\n")
+    with pytest.raises(InputError) as info:
+        validate_document(Outer, load_document(path))
+    assert str(info.value) == f"{path}:1:12: trace.n: expected a whole number; found 'x'"
+
+
 # -- every problem of a file at once --------------------------------------------------
 
 TWO_DEVICES = ONE_EXPANDER.replace(

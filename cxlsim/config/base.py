@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from cxlsim.config.source import KeyPath
+
 
 class StrictModel(BaseModel):
     """A pydantic model that rejects unknown keys and cannot be mutated.
@@ -19,3 +21,15 @@ class StrictModel(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True,
                               allow_inf_nan=False)
+
+
+class ProblemAt(ValueError):
+    """A validator's complaint about a value below the one it checks, raised instead of a
+    plain ValueError so that the message points at that value's line, not the checked
+    one's: ``paths`` are key paths relative to the checked value, and the one the user's
+    file holds deepest names the place (a policy's tunable may be written under
+    ``policy_params`` or in the ``policy`` mapping)."""
+
+    def __init__(self, message: str, *paths: KeyPath) -> None:
+        super().__init__(message)
+        self.paths = paths

@@ -15,8 +15,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from cxlsim.config.base import ProblemAt
 from cxlsim.config.source import Document, KeyPath, format_path
-from cxlsim.errors import InputError, shown
+from cxlsim.errors import InputError, did_you_mean, shown
 from cxlsim.units import USER_INPUT
 
 M = TypeVar("M", bound=BaseModel)
@@ -55,12 +56,35 @@ def error_from_validation(model: type[BaseModel], doc: Document,
         if close:
             hints[i] = close[0]
             explained.add(loc[:-1] + (close[0],))
-    remaining = [(i, err) for i, err in enumerate(errors)
+    remaining = [(i, err, _path(doc, err)) for i, err in enumerate(errors)
                  if not (err["type"] == "missing" and tuple(err["loc"]) in explained)]
+    # a union member that took a mapping (or a list) and found fault inside it explains
+    # the value; another member's "expected text; found a mapping" is noise beside it
+    inside = {path[:cut] for *_, path in remaining for cut in range(len(path))}
+    remaining = [item for item in remaining
+                 if not (item[1]["type"].endswith(_SHAPE) and item[2] in inside)]
     remaining.sort(key=lambda item: (_RANK.get(item[1]["type"], 1), item[0]))
-    problems = _join_alternatives([_problem(model, doc, err, hints.get(index))
-                                   for index, err in remaining])
+    problems = _join_alternatives([_problem(model, doc, err, path, hints.get(index))
+                                   for index, err, path in remaining])
     return problems[0].with_also(problems[1:])
+
+
+#: Suffixes of pydantic's error types for a value of the wrong type (a text, a mapping).
+_SHAPE = ("_type", "_parsing")
+
+
+def problem_in(model: type[BaseModel], exc: ValidationError, *prefixes: KeyPath,
+               noun: str = "key") -> ProblemAt:
+    """For a validator that validates part of its value with a model of its own choosing
+    (a policy's tunables, found under one of ``prefixes``): the first problem of ``exc``
+    in plain words, at its place, to raise as a field's own would be reported (an
+    unknown key called a ``noun``)."""
+    err = min(exc.errors(include_url=False), key=lambda e: _RANK.get(e["type"], 1))
+    loc = tuple(err["loc"])
+    below = err.get("ctx", {}).get("error")
+    inner = below.paths if isinstance(below, ProblemAt) else ((),)
+    return ProblemAt(_message(model, loc, loc, err, noun=noun),
+                     *(prefix + loc + path for prefix in prefixes for path in inner))
 
 
 def _join_alternatives(problems: list[InputError]) -> list[InputError]:
@@ -86,13 +110,22 @@ def _join_alternatives(problems: list[InputError]) -> list[InputError]:
     return out
 
 
-def _problem(model: type[BaseModel], doc: Document, err: dict, meant: str | None) -> InputError:
-    loc = tuple(err["loc"])
-    path = _data_path(doc.data, loc, err["type"])
+def _problem(model: type[BaseModel], doc: Document, err: dict, path: KeyPath,
+             meant: str | None) -> InputError:
+    return InputError(_message(model, tuple(err["loc"]), path, err, meant),
+                      location=doc.locate(path), key=format_path(path) or None)
+
+
+def _path(doc: Document, err: dict) -> KeyPath:
+    """Where in the user's data an error is: pydantic's ``loc`` there, or below it."""
+    path = _data_path(doc.data, tuple(err["loc"]), err["type"])
     if err["type"] == "union_tag_invalid":  # point at the unknown tag itself
         path += (str(err["ctx"]["discriminator"]).strip("'"),)
-    return InputError(_message(model, loc, path, err, meant), location=doc.locate(path),
-                      key=format_path(path) or None)
+    below = err.get("ctx", {}).get("error")
+    if isinstance(below, ProblemAt):  # the deepest of the places it may be
+        path = max((_data_path(doc.data, path + p, "") for p in below.paths), key=len,
+                   default=path)
+    return path
 
 
 # Which error to report first: unknown key, then a wrong value (1), then a missing key.
@@ -142,7 +175,7 @@ _EXPECTED = {
 
 
 def _message(model: type[BaseModel], loc: tuple, path: KeyPath, err: dict,
-             meant: str | None = None) -> str:
+             meant: str | None = None, noun: str = "key") -> str:
     """One problem in plain words: what was expected and what was found."""
     kind = err["type"]
     found = err.get("input")
@@ -150,9 +183,9 @@ def _message(model: type[BaseModel], loc: tuple, path: KeyPath, err: dict,
     if kind == "extra_forbidden":
         key = path[-1] if path else loc[-1]
         allowed = _allowed_keys(model, loc[:-1])
-        hint = _did_you_mean(key, [meant] if meant else allowed) or (
+        hint = did_you_mean(key, [meant] if meant else allowed) or (
             f"; expected one of: {', '.join(sorted(allowed))}" if allowed else "")
-        return f"unknown key {key!r}{hint}"
+        return f"unknown {noun} {key!r}{hint}"
     if kind == "missing":
         return "missing required key"
     if kind in ("union_tag_not_found", "union_tag_invalid"):
@@ -163,17 +196,11 @@ def _message(model: type[BaseModel], loc: tuple, path: KeyPath, err: dict,
         return err["msg"].split(", ", 1)[-1]  # "Value error, <our message>"
     if kind in _EXPECTED:
         expected = _EXPECTED[kind].format(**{k: _number(v) for k, v in ctx.items()})
-        hint = _did_you_mean(found, _quoted(ctx.get("expected", ""))) \
+        hint = did_you_mean(found, _quoted(ctx.get("expected", ""))) \
             if kind == "literal_error" and isinstance(found, str) else ""
         return f"expected {expected}; found {shown(found)}{hint}"
     msg = err["msg"]  # an error type no schema of ours produces yet: pydantic's words
     return f"{msg[0].lower()}{msg[1:]}; found {shown(found)}"
-
-
-def _did_you_mean(name: Any, allowed: list[str]) -> str:
-    """``; did you mean 'x'?`` for the allowed name closest to ``name``, if one is close."""
-    close = difflib.get_close_matches(str(name), allowed, n=1)
-    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def _quoted(text: str) -> list[str]:
@@ -189,7 +216,7 @@ def _tag_message(model: type[BaseModel], loc: tuple, kind: str, ctx: dict) -> st
     if kind == "union_tag_not_found":
         return f"missing {key!r}" + (f"; {choices}" if choices else "")
     tag = ctx.get("tag")
-    return f"unknown {key} {tag!r}" + (_did_you_mean(tag, tags) or f"; {choices}")
+    return f"unknown {key} {tag!r}" + (did_you_mean(tag, tags) or f"; {choices}")
 
 
 def _length_message(kind: str, ctx: dict, found: Any) -> str:
