@@ -2,7 +2,8 @@
 
 Each generator or format declares its parameters as :class:`Param` objects (default,
 parser, description); :func:`parse_params` reads the command line's ``k=v`` strings
-against them and reports unknown names and bad values as one-line input errors.
+against them and reports unknown names and bad values as one-line input errors
+(:func:`parse_param` reads one, for an experiment file's ``params``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from cxlsim.errors import InputError, Location
-from cxlsim.units import UnitError
 
 
 @dataclass(frozen=True)
@@ -36,17 +36,22 @@ def parse_params(specs: Mapping[str, Param], items: Sequence[str], *, flag: str,
         name = name.strip()
         if not sep or not name:
             raise InputError("expected NAME=VALUE, e.g. theta=0.9", location=where)
-        if name not in specs:
-            near = difflib.get_close_matches(name, specs, n=1)
-            hint = f"did you mean {near[0]!r}? " if near else ""
-            known = ", ".join(specs) or "none"
-            raise InputError(f"unknown parameter {name!r} for {owner}; {hint}known: {known}",
-                             location=where)
         try:
-            values[name] = specs[name].parse(raw.strip())
-        except (ValueError, UnitError) as exc:
+            values[name] = parse_param(specs, name, raw.strip(), owner)
+        except ValueError as exc:
             raise InputError(str(exc), location=where) from None
     return values
+
+
+def parse_param(specs: Mapping[str, Param], name: str, text: str, owner: str) -> Any:
+    """Parameter ``name`` of ``owner`` read from ``text``; a ValueError (a UnitError for a
+    quantity) says what is wrong in one line."""
+    if name not in specs:
+        near = difflib.get_close_matches(name, specs, n=1)
+        hint = f"did you mean {near[0]!r}? " if near else ""
+        known = ", ".join(specs) or "none"
+        raise ValueError(f"unknown parameter {name!r} for {owner}; {hint}known: {known}")
+    return specs[name].parse(text)
 
 
 def integer(low: int = 0, high: int | None = None) -> Callable[[str], int]:

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from cxlsim.engine.rng import make_rng
-from cxlsim.errors import InputError
+from cxlsim.errors import InputError, unknown
 from cxlsim.traces.generators import kv, patterns, popularity, redis, tpp
 from cxlsim.traces.generators.base import Kind
 from cxlsim.traces.native import TraceMeta, TraceWriter
@@ -30,8 +30,7 @@ def generate(kind: str, n: int, seed: int, out: str | Path,
     """Write ``n`` records of generator ``kind`` (``params``: ``"k=v"`` strings) seeded
     with ``seed`` to the native trace ``out``; return its path."""
     if kind not in KINDS:
-        raise InputError(f"unknown generator {kind!r}; expected one of {', '.join(KINDS)}",
-                         location="cxlsim trace gen")
+        raise InputError(unknown("generator", kind, KINDS), location="cxlsim trace gen")
     if n < 0:
         raise InputError(f"expected a record count of 0 or more; found {n}", location="--n")
     spec = KINDS[kind]
