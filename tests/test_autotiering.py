@@ -84,11 +84,13 @@ def test_the_policy_implies_normal_numa_balancing_without_reclaim_demotion(tmp_p
 
 @pytest.mark.parametrize("override, message", [
     ("policy: {name: autotiering, history_bits: 9}",
-     "policy_params.history_bits: Input should be less than or equal to 8"),
-    ("policy: {name: autotiering, mode: exchange}", "policy_params.mode: Input should be"),
-    ("policy: {name: autotiering, reserve: 4}", "policy_params.reserve: Extra inputs"),
+     "policy.history_bits: expected less than or equal to 8; found 9"),
+    ("policy: {name: autotiering, mode: exchange}",
+     "policy.mode: expected 'cpm' or 'opm'; found 'exchange'"),
+    ("policy: {name: autotiering, reserve: 4}",
+     "policy.reserve: unknown tunable 'reserve'; did you mean 'reserve_pages'?"),
     ("policy: autotiering\nkernel: {demotion_enabled: true}", "kernel.demotion_enabled: "
-     "policy autotiering needs False; the file sets True"),
+     "policy autotiering needs false; the file sets true"),
 ])
 def test_bad_tunables_are_one_line_naming_the_key(tmp_path, override, message):
     with pytest.raises(InputError) as info:

@@ -81,6 +81,6 @@ def test_colloid_runs_and_bad_tunables_are_named(tmp_path):
     result = tm._run(tmp_path, "policy=colloid", "topology.nodes[1].capacity=48 MiB",
                      footprint="64MiB", n=60_000, epoch=5_000)
     assert result.metrics["accesses"] == 60_000
-    with pytest.raises(InputError, match=r"policy_params\.ewma: Input should be less than "
-                                         r"or equal to 1"):
+    with pytest.raises(InputError, match=r"policy\.ewma: expected less than or equal to 1; "
+                                         r"found 2"):
         tm._spec(tmp_path, overrides=["policy={name: colloid, ewma: 2}"])

@@ -238,19 +238,36 @@ def test_same_seed_same_counters_and_damon_beats_no_tiering(tmp_path):
 
 @pytest.mark.parametrize("text, message", [
     ("policy: {name: damon, migrate_hot: {min_accesses: 50, max_accesses: 5}}",
-     r"policy_params\.migrate_hot: Value error, min_accesses \(50\) > max_accesses \(5\): "
-     r"no region can match the access pattern"),
+     "policy.migrate_hot.max_accesses: min_accesses (50 %) > max_accesses (5 %): no region "
+     "can match the access pattern"),
     ("policy: {name: damon, migrate_cold: {min_age: 2 s, max_age: 1 s}}",
-     r"min_age \(2e\+09\) > max_age \(1e\+09\)"),
+     "policy.migrate_cold.max_age: min_age (2 s) > max_age (1 s): no region can match the "
+     "access pattern"),
     ("policy: {name: damon, migrate_cold: {watermarks: {metric: free_mem_rate, low: 500, "
-     "mid: 400, high: 900}}}", r"watermarks must be low <= mid <= high"),
-    ("policy: {name: damon, sample: 3 s}", r"sample \(3e\+09 ns\) is longer than aggregate"),
+     "mid: 400, high: 900}}}", "policy.migrate_cold.watermarks.mid: watermarks must be "
+     "low <= mid <= high; found low 500, mid 400, high 900"),
+    ("policy: {name: damon, sample: 3 s}",
+     "policy.sample: sample (3 s) is longer than aggregate (2 s)"),
+    # damon_set_attrs (mm/damon/core.c) refuses fewer than 3 regions and min > max
+    ("policy: {name: damon, min_regions: 2}",
+     "policy.min_regions: expected greater than or equal to 3; found 2"),
+    ("policy: {name: damon, min_regions: 50, max_regions: 40}",
+     "policy.max_regions: 40 is below min_regions (50); expected at least that"),
+    ("policy: static\ndamon: {enabled: true, min_regions: 50, max_regions: 40}",
+     "damon.max_regions: 40 is below min_regions (50); expected at least that"),
+    ("policy: static\ndamon: {enabled: true, sample: 2 ms, aggregate: 1 ms}",
+     "damon.sample: sample (2 ms) is longer than aggregate (1 ms)"),
     ("policy: damon\ndamon: {enabled: false}",
-     r"damon\.enabled: policy damon needs True; the file sets False"),
+     "damon.enabled: policy damon needs true; the file sets false"),
 ])
 def test_bad_settings_are_named(tmp_path, text, message):
-    with pytest.raises(InputError, match=message):
+    """Each at the line of the key it names."""
+    with pytest.raises(InputError) as info:
         _load(tmp_path, text)
+    assert str(info.value).endswith(f": {message}")
+    line = int(str(info.value).split(":")[1])
+    assert message.split(":")[0].split(".")[-1] in (tmp_path / "dr.yaml").read_text(
+        ).splitlines()[line - 1]
 
 
 def test_a_warmup_past_the_trace_is_refused(tmp_path):

@@ -86,6 +86,6 @@ def test_memtis_runs_and_bad_tunables_are_named(tmp_path):
                      "topology.nodes[1].capacity=48 MiB", footprint="64MiB", n=60_000,
                      epoch=5_000)
     assert result.metrics["accesses"] == 60_000
-    with pytest.raises(InputError, match=r"policy_params\.hot_threshold_min: Input should "
-                                         r"be less than or equal to 15"):
+    with pytest.raises(InputError, match=r"policy\.hot_threshold_min: expected less than or "
+                                         r"equal to 15; found 16"):
         tm._spec(tmp_path, overrides=["policy={name: memtis, hot_threshold_min: 16}"])

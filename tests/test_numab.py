@@ -120,12 +120,11 @@ def test_in_a_run_a_threshold_below_every_fault_latency_promotes_nothing(tmp_pat
 
 @pytest.mark.parametrize("override, message", [
     ("policy={name: numab-tiering, hot_treshold: 1 s}",
-     "policy_params.hot_treshold: Extra inputs are not permitted (policy numab-tiering; "
-     "tunables: hot_threshold, adjust_threshold, enough_free)"),
+     "policy.hot_treshold: unknown tunable 'hot_treshold'; did you mean 'hot_threshold'?"),
     ("policy={name: numab-tiering, hot_threshold: 0 s}",
-     "policy_params.hot_threshold: Input should be greater than 0"),
+     "policy.hot_threshold: expected greater than 0; found 0"),
     ("policy={name: numab-tiering, hot_threshold: -1 s}",
-     "policy_params.hot_threshold: Value error, expected a time such as"),
+     "policy.hot_threshold: expected a time such as"),
     ("migration.promote_rate_limit=-1 MB/s",
      "migration.promote_rate_limit: expected a bandwidth such as"),
 ])

@@ -67,20 +67,37 @@ def test_a_static_policy_leaves_the_kernel_alone(tmp_path):
     assert not spec.kernel.demotion_enabled and not spec.numa_balancing.enabled
 
 
-@pytest.mark.parametrize("text, message", [
-    ("policy: {name: toy-tiering, levle: 5}",
-     r"policy_params\.levle: Extra inputs are not permitted \(policy toy-tiering; "
-     r"tunables: level\)"),
-    ("policy: {name: toy-tiering, level: 9}",
-     r"policy_params\.level: Input should be less than or equal to 8"),
-    ("policy: {level: 9}", r"policy: a mapping needs the policy's name"),
-    ("policy: {name: static, level: 1}", r"policy_params\.level: .*tunables: none"),
-    ("policy: toy-tiering\nkernel: {demotion_enabled: false}",
-     r"kernel\.demotion_enabled: policy toy-tiering needs True; the file sets False"),
-    ("policy: toy-tiering\nnuma_balancing: {enabled: false}",
-     r"numa_balancing\.enabled: policy toy-tiering needs True"),
+@pytest.mark.parametrize("text, line, where, message", [
+    ("policy: {name: toy-tiering, levle: 5}", 8, "policy.levle",
+     "unknown tunable 'levle'; did you mean 'level'?"),
+    ("policy: {name: toy-tiering, speed: 5}", 8, "policy.speed",
+     "unknown tunable 'speed'; expected one of: level"),
+    ("policy: toy-tiering\npolicy_params: {speed: 5}", 9, "policy_params.speed",
+     "unknown tunable 'speed'; expected one of: level"),
+    ("policy: {name: toy-tiering, level: 9}", 8, "policy.level",
+     "expected less than or equal to 8; found 9"),
+    ("policy: {level: 9}", 8, "policy", "a mapping needs the policy's name (name: ...)"),
+    ("policy: {name: static, level: 1}", 8, "policy.level",
+     "policy static has no tunables; found 'level'"),
+    ("policy: toy-tiering\nkernel: {demotion_enabled: false}", 9, "kernel.demotion_enabled",
+     "policy toy-tiering needs true; the file sets false"),
+    ("policy: toy-tiering\nnuma_balancing: {enabled: false}", 9, "numa_balancing.enabled",
+     "policy toy-tiering needs true; the file sets false"),
 ])
-def test_bad_tunables_and_conflicting_switches_are_named(tmp_path, toy, text, message):
-    with pytest.raises(InputError, match=message) as info:
+def test_bad_tunables_and_conflicting_switches_are_named(tmp_path, toy, text, line, where,
+                                                          message):
+    """At the line of the key (the policy mapping's or policy_params'), in our words."""
+    with pytest.raises(InputError) as info:
         _load(tmp_path, text)
-    assert "pp.yaml" in str(info.value)
+    first = str(info.value)
+    assert first.startswith(f"{tmp_path / 'pp.yaml'}:{line}:")
+    assert first.endswith(f": {where}: {message}")
+
+
+def test_an_unknown_tunable_from_set_names_the_option(tmp_path, toy):
+    path = tmp_path / "pp.yaml"
+    path.write_text(SPEC % "policy: toy-tiering")
+    with pytest.raises(InputError) as info:
+        load_experiment(path, ["policy_params.levl=2"])
+    assert str(info.value) == ("--set policy_params.levl=2: policy_params.levl: unknown "
+                               "tunable 'levl'; did you mean 'level'?")

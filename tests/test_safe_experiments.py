@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import REPO, refused
+from conftest import REPO, line_of, refused
 
 EXPERIMENTS = REPO / "experiments"
 
@@ -48,6 +48,25 @@ EXPERIMENTS = REPO / "experiments"
      "carries the DMAs)"),
     ("ornl-transfer.yaml", ["sizes={start: 1 GiB, stop: 64 B}"],
      "sizes: stop (64 B) must not be below start (1,073,741,824 B)"),
+    ("trace-memory.yaml", ["nodes.cxl=[cxl0, dram0]"],
+     "--set nodes.cxl=[cxl0, dram0]: nodes.cxl[1]: memory target 'dram0' is listed in NUMA "
+     "nodes 'dram' and 'cxl'; expected each target in one node, once"),
+    ("mlc-loaded-latency.yaml", ["nodes.cxl=[cxl0, cxl0]"],
+     "nodes.cxl[1]: memory target 'cxl0' is listed twice in NUMA node 'cxl'; expected each "
+     "target in one node, once"),
+    ("tpp-2to1.yaml", ["numa_balancing.scan_period_max=50 us"],
+     "--set numa_balancing.scan_period_max=50 us: numa_balancing.scan_period_max: 50 us is "
+     "below scan_period (100 us); expected at least that"),
+    ("trace-memory.yaml", ["trace.generate=zipfain"],
+     "trace.generate: unknown generator 'zipfain'; expected one of uniform, zipfian, hotspot, "
+     "phases, sequential, stream, gups, pointer-chase, kv, redis, alloc-bursts, "
+     "anon-file-mix, file-warmup, web1, cache1, cache2, warehouse; did you mean 'zipfian'?"),
+    ("tpp-2to1.yaml", ["policy_params.demote_scale=100"],
+     "--set policy_params.demote_scale=100: policy_params.demote_scale: unknown tunable "
+     "'demote_scale'; did you mean 'demote_scale_factor'?"),
+    ("tpp-2to1.yaml", ["policy_params.speed=1"],
+     "policy_params.speed: unknown tunable 'speed'; expected one of: active_lru_gate, "
+     "decoupled_watermarks, demote_scale_factor, page_type_aware"),
 ])
 def test_wrong_names_and_ranges_exit_2_with_one_line(capsys, tmp_path, experiment, overrides,
                                                       message):
@@ -56,3 +75,32 @@ def test_wrong_names_and_ranges_exit_2_with_one_line(capsys, tmp_path, experimen
         argv += ["--set", o]
     refused(capsys, argv, message)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("old, new, where, message", [
+    ("nodes: {dram: [dram0], cxl: [cxl0, cxl1]}",
+     "nodes: {dram: [dram0, cxl1], cxl: [cxl0, cxl1]}", "nodes.cxl[1]",
+     "memory target 'cxl1' is listed in NUMA nodes 'dram' and 'cxl'; expected each target "
+     "in one node, once"),
+    ("trace: {generate: zipfian,", "trace: {generate: zipfain,", "trace.generate",
+     "unknown generator 'zipfain'; expected one of uniform,"),
+    ("policy: static", "policy: {name: tpp, demote_scale_factr: 300}",
+     "policy.demote_scale_factr", "unknown tunable 'demote_scale_factr'; did you mean "
+     "'demote_scale_factor'?"),
+    ("policy: static", "policy: numa-balancing\nnuma_balancing: {scan_period: 2 s, "
+     "scan_period_max: 1 s}", "numa_balancing.scan_period_max",
+     "1 s is below scan_period (2 s); expected at least that"),
+    ("footprint: 1GiB", "footprint: 1 parsec", "trace.params.footprint",
+     "expected a size such as '64 B', '8 GiB' or '8 GB'; found '1 parsec' (unknown unit "
+     "'parsec')"),
+])
+def test_a_mistake_is_named_at_its_line(tmp_path, capsys, old, new, where, message):
+    """The line and column of the value at fault, not of the mapping around it; one
+    problem, not a line about another member of a union first."""
+    text = (EXPERIMENTS / "trace-memory.yaml").read_text()
+    assert old in text
+    path = tmp_path / "e.yaml"
+    path.write_text(text.replace(old, new).replace("../topologies/", f"{REPO}/topologies/"))
+    line = line_of(path, new.splitlines()[-1])
+    refused(capsys, ["resolve", str(path)], f"cxlsim: error: {path}:{line}:")
+    refused(capsys, ["resolve", str(path)], f": {where}: {message}")

@@ -197,12 +197,15 @@ def test_tpp_serves_more_of_web1_from_dram_than_default_linux():
 
 @pytest.mark.parametrize("override, message", [
     ("policy={name: tpp, demote_scale: 200}",
-     r"policy_params\.demote_scale: Extra inputs are not permitted \(policy tpp; tunables: "
-     r"demote_scale_factor, decoupled_watermarks, active_lru_gate, page_type_aware\)"),
+     r"policy\.demote_scale: unknown tunable 'demote_scale'; did you mean "
+     r"'demote_scale_factor'\?"),
+    ("policy={name: tpp, promote: 200}",
+     r"policy\.promote: unknown tunable 'promote'; expected one of: active_lru_gate, "
+     r"decoupled_watermarks, demote_scale_factor, page_type_aware"),
     ("policy={name: tpp, demote_scale_factor: 0}",
-     r"policy_params\.demote_scale_factor: Input should be greater than or equal to 1"),
+     r"policy\.demote_scale_factor: expected greater than or equal to 1; found 0"),
     ("policy={name: tpp, demote_scale_factor: 10001}",
-     r"policy_params\.demote_scale_factor: Input should be less than or equal to 10000"),
+     r"policy\.demote_scale_factor: expected less than or equal to 10000; found 10001"),
 ])
 def test_bad_tpp_tunables_are_named(override, message):
     with pytest.raises(InputError, match=message):

@@ -130,7 +130,7 @@ def test_a_sparse_lackey_trace_runs_sized_by_its_footprint(tmp_path):
 
 @pytest.mark.parametrize("overrides, message", [
     (["policy=no-such"],
-     f"policy: expected one of {', '.join(policies.POLICIES)}; found 'no-such'"),
+     f"policy: unknown policy 'no-such'; expected one of {', '.join(policies.POLICIES)}"),
     (["mempolicy=--membind=7"],
      "mempolicy: node 7 is not one of the experiment's nodes (0 dram, 1 cxl)"),
     (["mempolicy={mode: weighted-interleave, nodes: [0, 1], weights: {'0': 2}}"],
@@ -138,14 +138,40 @@ def test_a_sparse_lackey_trace_runs_sized_by_its_footprint(tmp_path):
     (["epoch=300000"], "epoch (300,000 records) is longer than the trace (200,000 records)"),
     (["topology.nodes[1].capacity=16 MiB", "topology.nodes[4].capacity=16 MiB",
       "topology.nodes[5].capacity=16 MiB"],
-     "the trace touches 62,430 anon pages but the nodes hold 12,288 (swap is off: the kernel "
-     "would OOM)"),
+     "trace: the trace touches 62,430 pages (243.9 MiB) of anon memory, more than dram + cxl "
+     "hold above their min watermarks: 12,068 pages (47.1 MiB) of 12,288 pages (48.0 MiB); "
+     "with swap off (kernel.swap) anon pages cannot be reclaimed and the kernel would OOM: "
+     "give the nodes more capacity, make the trace's footprint smaller, or turn swap on"),
+    # whatever the policy: a policy that moves pages cannot make room either
+    (["topology.nodes[1].capacity=16 MiB", "topology.nodes[4].capacity=16 MiB",
+      "topology.nodes[5].capacity=16 MiB", "policy=tpp"],
+     "the trace touches 62,430 pages (243.9 MiB) of anon memory"),
     (["trace=nothere.arrow"], "trace file"),
     (["numa_balancing={enabled: true, scan_period: 0 ns}"],
      "numa_balancing.scan_period: expected greater than 0; found 0"),
     (["numa_balancing={enabled: true, scan_size: 1 KiB}"],
      "numa_balancing.scan_size: expected greater than or equal to 4096; found 1024"),
-    (["trace={generate: nope, n: 5}"], "trace.generate: expected one of"),
+    (["trace={generate: nope, n: 5}"], "trace.generate: unknown generator 'nope'; expected one "
+                                       "of uniform, zipfian,"),
+    (["trace.params.footprint=5 parsecs"], "--set trace.params.footprint=5 parsecs: "
+     "trace.params.footprint: expected a size such as '64 B', '8 GiB' or '8 GB'; found "
+     "'5 parsecs' (unknown unit 'parsecs')"),
+    (["trace.params.theat=0.9"], "trace.params.theat: unknown parameter 'theat' for generator "
+                                 "uniform; did you mean 'threads'? known: threads,"),
+    (["numa_balancing={enabled: true, scan_period: 100 ms, scan_period_max: 6 ms}"],
+     "numa_balancing.scan_period_max: 6 ms is below scan_period (100 ms); expected at least "
+     "that"),
+    (["kernel.movable_nodes=[2]"], "kernel.movable_nodes[0]: node 2 does not exist (nodes 0-1)"),
+    (["kernel.movable_nodes=[0, 1]"], "kernel.movable_nodes: at least one node with memory "
+                                      "must not be movable"),
+    (["kernel.adistance=[576]"], "kernel.adistance: adistance must give one abstract distance "
+                                 "per node (2), got 1"),
+    # the machine the kernel model needs (a traceback at run time before)
+    (["nodes={cxl: [cxl0, cxl1]}"], "nodes: no NUMA node holds the host's DRAM (a dram "
+                                    "target), where its CPUs would be; expected one"),
+    (["nodes.cxl=[]"], "nodes.cxl: expected at least 1 item; found none"),
+    (["topology.nodes[4].capacity=1 KiB", "nodes.cxl=[cxl0]"],
+     "nodes.cxl: NUMA node 'cxl' holds 1024 B, less than a 4 KiB page"),
 ])
 def test_bad_input_is_named(tmp_path, overrides, message):
     """Each mistake is one message naming the key (no traceback, no hang)."""

@@ -4,8 +4,11 @@ CPU and threads, and measured curves that may replace a target's model."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field, ValidationInfo, field_validator
 
+from cxlsim.config.base import ProblemAt
 from cxlsim.experiments.spec import ExperimentSpec, HostName
 from cxlsim.memory.curvefile import CurveFileSpec
 from cxlsim.memory.epoch import MemorySystem
@@ -26,7 +29,7 @@ class MemoryExperiment(ExperimentSpec):
                                                         "(MLC's latency core)")
     mlp: float | None = Field(None, gt=0, description="accesses in flight per thread; "
                                                       "default: the CPU's mlp")
-    nodes: dict[str, list[str]] = Field(
+    nodes: dict[str, Annotated[list[str], Field(min_length=1)]] = Field(
         min_length=1, description="NUMA node -> memory targets interleaved in it (the "
                                   "topology's dram node names and CXL device names)")
     curves: dict[str, CurveFileSpec] = Field(
@@ -47,6 +50,17 @@ class MemoryExperiment(ExperimentSpec):
     @classmethod
     def _node_targets(cls, nodes: dict[str, list[str]], info: ValidationInfo
                       ) -> dict[str, list[str]]:
+        """Each target is a memory of the host, in one node once (two nodes cannot both
+        hold a memory's pages, nor can a node interleave over it twice)."""
+        first: dict[str, str] = {}
+        for node, targets in nodes.items():
+            for i, name in enumerate(targets):
+                if name in first:
+                    where = f"twice in NUMA node {node!r}" if first[name] == node else \
+                        f"in NUMA nodes {first[name]!r} and {node!r}"
+                    raise ProblemAt(f"memory target {name!r} is listed {where}; expected "
+                                    f"each target in one node, once", (node, i))
+                first[name] = node
         topology, host = info.data.get("topology"), info.data.get("host")
         if topology is not None and host is not None:  # else their own errors are shown
             known = memory_targets(topology, host)

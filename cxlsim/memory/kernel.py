@@ -80,13 +80,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from numba import njit
 from pydantic import Field
 
-from cxlsim.config.base import StrictModel
+from cxlsim.config.base import ProblemAt, StrictModel
 from cxlsim.memory.mempolicy import OutOfMemoryError
 from cxlsim.memory.numa import Numa
 from cxlsim.memory.placement import ANON, DEMOTED, FILE, PAGE_TYPES, PROMOTED, Placement
@@ -162,7 +162,7 @@ class KernelParams(StrictModel):
     movable_nodes: list[int] = Field(
         default_factory=list, description="nodes whose memory is onlined as ZONE_MOVABLE "
                                           "(e.g. CXL memory via dax/kmem, online_movable)")
-    adistance: list[int] | None = Field(
+    adistance: list[Annotated[int, Field(ge=0)]] | None = Field(
         None, description="abstract distance per node (memory-tiers.c; none: 576 for nodes "
                           "with CPUs, 2880 for CPU-less nodes)")
     demote_scale_factor: int | None = Field(
@@ -177,6 +177,22 @@ class KernelParams(StrictModel):
         False, description=(
             "TPP's page-type-aware allocation (the paper, not the LKML patches): file "
             "pages aimed at a top-tier node are allocated on its demotion target first"))
+
+    def check_nodes(self, memory: Sequence[int]) -> None:
+        """Raise :class:`ProblemAt` (a ValueError) unless the node numbers and per-node
+        lists fit the machine whose nodes have ``memory`` pages each."""
+        n = len(memory)
+        for i, node in enumerate(self.movable_nodes):
+            if not 0 <= node < n:
+                raise ProblemAt(f"node {node} does not exist (nodes 0-{n - 1})",
+                                ("movable_nodes", i))
+        if all(node in self.movable_nodes for node in range(n) if memory[node]):
+            raise ProblemAt("at least one node with memory must not be movable "
+                            "(min_free_kbytes is shared among the other nodes)",
+                            ("movable_nodes",))
+        if self.adistance is not None and len(self.adistance) != n:
+            raise ProblemAt(f"adistance must give one abstract distance per node ({n}), "
+                            f"got {len(self.adistance)}", ("adistance",))
 
 
 def default_min_free_kbytes(lowmem_kbytes: int) -> int:
@@ -300,13 +316,9 @@ class KernelMemory:
         n_pages = self.placement.n_pages
         self.numa, self.params = numa, params
         n = numa.n_nodes
-        for node in params.movable_nodes:
-            numa.check_node(node)
+        params.check_nodes(numa.capacity)
         self.capacity = numa.capacity.copy()
         movable = np.isin(np.arange(n), params.movable_nodes)
-        if not (self.capacity[~movable] > 0).any():
-            raise ValueError("at least one node with memory must not be movable "
-                             "(min_free_kbytes is shared among the other nodes)")
         self.wmark = watermarks(self.capacity, params, movable)
         self._init_tiers(params)
         self.wmark_demote = self._demote_watermarks(params)
@@ -330,13 +342,8 @@ class KernelMemory:
         if params.adistance is None:
             adist = np.where(numa.has_cpus, MEMTIER_ADISTANCE_DRAM,
                              MEMTIER_DEFAULT_DAX_ADISTANCE)
-        elif len(params.adistance) != n:
-            raise ValueError(f"adistance must give one abstract distance per node ({n}), "
-                             f"got {len(params.adistance)}")
         else:
             adist = np.array(params.adistance, dtype=np.int64)
-            if (adist < 0).any():
-                raise ValueError(f"abstract distances must be at least 0, got {adist.min()}")
         has_mem = self.capacity > 0
         self.tier = np.where(has_mem, adist >> MEMTIER_CHUNK_BITS, -1)
         top = self.tier[has_mem & numa.has_cpus].max() if (has_mem & numa.has_cpus).any() \

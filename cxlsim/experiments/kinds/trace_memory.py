@@ -30,8 +30,9 @@ import pandas as pd
 import plotly.express as px
 from pydantic import Field, PrivateAttr, ValidationError, ValidationInfo, field_validator, model_validator
 
-from cxlsim.config.base import StrictModel
-from cxlsim.errors import InputError
+from cxlsim.config.base import ProblemAt, StrictModel
+from cxlsim.config.validate import problem_in
+from cxlsim.errors import InputError, shown, unknown
 from cxlsim.experiments import trace_cache
 from cxlsim.experiments.memory_base import MemoryExperiment
 from cxlsim.experiments.progress import progress_bar
@@ -43,21 +44,23 @@ from cxlsim.memory.numa import Numa
 from cxlsim.memory.placement import DEMOTED, PAGE_TYPES, PROMOTED, Placement
 from cxlsim.memory.sampling import check_factor, scaled_cpu
 from cxlsim.tiered.policies import POLICIES
+from cxlsim.tiered.policies.damon import check_attrs
 from cxlsim.tiered.damon import DamonParams
 from cxlsim.tiered.migration import MigrationParams
 from cxlsim.tiered.run import VMSTAT, Scanner, Survey, simulate, survey
 from cxlsim.traces import generate, open_trace
 from cxlsim.traces.generators import KINDS
-from cxlsim.units import Bandwidth, Size, Time, shown_in
+from cxlsim.traces.params import parse_param
+from cxlsim.units import Bandwidth, Size, Time, format_time, shown_in
 
 #: The trace columns the run reads (and ``page_type`` when the trace has it).
 COLUMNS = ["addr", "op", "thread"]
 
 
-def _one_of(name: str, known: dict) -> str:
+def _one_of(name: str, known: dict, what: str) -> str:
     """``name`` if it is a key of ``known``, else a ValueError listing the keys."""
     if name not in known:
-        raise ValueError(f"expected one of {', '.join(known)}; found {name!r}")
+        raise ValueError(unknown(what, name, known))
     return name
 
 
@@ -72,7 +75,18 @@ class GeneratedTrace(StrictModel):
     @field_validator("generate")
     @classmethod
     def _known(cls, kind: str) -> str:
-        return _one_of(kind, KINDS)
+        return _one_of(kind, KINDS, "generator")
+
+    @model_validator(mode="after")
+    def _params(self) -> "GeneratedTrace":
+        """The generator's parameters are read when the file is, not when it runs."""
+        for name, value in self.params.items():
+            try:
+                parse_param(KINDS[self.generate].params, name, str(value),
+                            f"generator {self.generate}")
+            except ValueError as exc:
+                raise ProblemAt(str(exc), ("params", name)) from None
+        return self
 
 
 #: A time the kernel's sysctls give in milliseconds, shown so.
@@ -103,6 +117,16 @@ class NumaBalancing(StrictModel):
         "kernel time of one hint fault (assumption: a minor fault's entry, PTE fix-up and "
         "bookkeeping, about 1 us)"))
 
+    @model_validator(mode="after")
+    def _periods(self) -> "NumaBalancing":
+        """The period grows from its minimum to its maximum: a maximum below is a mistake
+        (the kernel's task_scan_max would quietly use the minimum)."""
+        if self.scan_period_max < self.scan_period:
+            raise ProblemAt(f"{format_time(self.scan_period_max)} is below scan_period "
+                            f"({format_time(self.scan_period)}); expected at least that",
+                            ("scan_period_max",))
+        return self
+
 
 class DamonMonitor(StrictModel):
     """The DAMON-style access monitor (Documentation/mm/damon/design.rst defaults)."""
@@ -110,8 +134,13 @@ class DamonMonitor(StrictModel):
     enabled: bool = Field(False, description="run the monitor")
     sample: Time = Field(5e6, gt=0, description="sampling interval")
     aggregate: Time = Field(100e6, gt=0, description="aggregation interval")
-    min_regions: int = Field(10, ge=1, description="fewest regions")
-    max_regions: int = Field(1000, ge=1, description="most regions")
+    min_regions: int = Field(10, ge=3, description="fewest regions")
+    max_regions: int = Field(1000, ge=3, description="most regions")
+
+    @model_validator(mode="after")
+    def _attrs(self) -> "DamonMonitor":
+        check_attrs(self)
+        return self
 
 
 #: Fewest pages a sampled run keeps (``sample:``): at 8,192 (64k pages, K = 8) the app
@@ -167,7 +196,7 @@ class TraceMemoryExperiment(MemoryExperiment):
         if isinstance(data, dict) and isinstance(data.get("policy"), dict):
             spec = dict(data["policy"])
             if "name" not in spec:
-                raise ValueError("policy: a mapping needs the policy's name (name: ...)")
+                raise ProblemAt("a mapping needs the policy's name (name: ...)", ("policy",))
             data = {**data, "policy": spec.pop("name"),
                     "policy_params": {**data.get("policy_params", {}), **spec}}
         return data
@@ -175,28 +204,29 @@ class TraceMemoryExperiment(MemoryExperiment):
     @field_validator("policy")
     @classmethod
     def _policy(cls, name: str) -> str:
-        return _one_of(name, POLICIES)
+        return _one_of(name, POLICIES, "policy")
 
     @model_validator(mode="after")
     def _policy_settings(self) -> "TraceMemoryExperiment":
         """The policy's tunables are valid, and the kernel switches it implies are on
         (a file setting one of them otherwise is refused)."""
         kind = POLICIES[self.policy]
+        places = ("policy_params",), ("policy",)  # where a tunable may be written
+        if self.policy_params and not kind.Params.model_fields:
+            name = next(iter(self.policy_params))
+            raise ProblemAt(f"policy {self.policy} has no tunables; found {name!r}",
+                            *(p + (name,) for p in places))
         try:
             params = kind.Params.model_validate(self.policy_params)
         except ValidationError as err:
-            first = err.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise ValueError(f"policy_params.{where}: {first['msg']} (policy {self.policy}; "
-                             f"tunables: {', '.join(kind.Params.model_fields) or 'none'})"
-                             ) from None
+            raise problem_in(kind.Params, err, *places, noun="tunable") from None
         self._params = params
         for block, wanted in vars(kind.switches(params)).items():
             model = getattr(self, block)
             for key, value in wanted.items():
                 if key in model.model_fields_set and getattr(model, key) != value:
-                    raise ValueError(f"{block}.{key}: policy {self.policy} needs {value!r}; "
-                                     f"the file sets {getattr(model, key)!r}")
+                    raise ProblemAt(f"policy {self.policy} needs {shown(value)}; the file "
+                                    f"sets {shown(getattr(model, key))}", (block, key))
             object.__setattr__(self, block, model.model_copy(update=wanted))  # frozen model
         return self
 
@@ -208,6 +238,14 @@ class TraceMemoryExperiment(MemoryExperiment):
         if info.data.get("cpu") is not None:
             scaled_cpu(info.data["cpu"], k)
         return k
+
+    @field_validator("kernel")
+    @classmethod
+    def _kernel_nodes(cls, kernel: KernelParams, info: ValidationInfo) -> KernelParams:
+        """The kernel's node numbers are the experiment's NUMA nodes (each with memory)."""
+        if info.data.get("nodes"):
+            kernel.check_nodes([1] * len(info.data["nodes"]))
+        return kernel
 
     @field_validator("mempolicy")
     @classmethod
@@ -224,13 +262,30 @@ class TraceMemoryExperiment(MemoryExperiment):
         """The NUMA nodes as the kernel sees them: capacity from the targets (at least
         ``room`` bytes each: the bounds' unbounded nodes), the CPUs on the node holding
         the host's DRAM."""
+        return Numa({"nodes": [{"cpus": self.cpu.cores if dram else 0,
+                                "memory": max(memory, room) // 4096 * 4096}
+                               for dram, memory in self._node_memory().values()]})
+
+    def _node_memory(self) -> dict[str, tuple[bool, int]]:
+        """Each NUMA node's memory: whether it holds the host's DRAM, and its bytes."""
         spec = {n.name: n for n in self.topology.nodes}
-        nodes = []
-        for members in self.nodes.values():
-            dram = any(spec[m].type == "dram" for m in members)
-            memory = max(sum(int(spec[m].capacity) for m in members), room) // 4096 * 4096
-            nodes.append({"cpus": self.cpu.cores if dram else 0, "memory": memory})
-        return Numa({"nodes": nodes})
+        return {node: (any(spec[m].type == "dram" for m in members),
+                       sum(int(spec[m].capacity) for m in members))
+                for node, members in self.nodes.items()}
+
+    @model_validator(mode="after")
+    def _machine(self) -> "TraceMemoryExperiment":
+        """The kernel's machine: the host's DRAM in a node (the CPUs are there), and at
+        least a 4 KiB page on every node."""
+        memory = self._node_memory()
+        if not any(dram for dram, _ in memory.values()):
+            raise ProblemAt("no NUMA node holds the host's DRAM (a dram target), where its "
+                            "CPUs would be; expected one", ("nodes",))
+        for node, (_, size) in memory.items():
+            if size < 4096:
+                raise ProblemAt(f"NUMA node {node!r} holds {size} B, less than a 4 KiB page",
+                                ("nodes", node))
+        return self
 
     def run(self, progress: bool = False, point: int = 0) -> RunResult:
         with ExitStack() as stack:
@@ -249,16 +304,17 @@ class TraceMemoryExperiment(MemoryExperiment):
             kind = POLICIES[self.policy]
             # a bound's nodes hold every page twice over, watermarks and all
             numa = self.numa(2 * found.footprint * 4096 if kind.unbounded else 0)
-            self._check(found, numa)
+            self._check(found)
             if found.page_type.size and found.page_type.max() >= len(PAGE_TYPES):
                 raise InputError(f"{path}: page_type {int(found.page_type.max())} is not a "
                                  f"page type (0 anon, 1 file, 2 shmem)", key="trace")
             placement = Placement(found.footprint, page_type=found.page_type,
                                   pingpong=self.pingpong)
             kernel = KernelMemory(numa, placement, self.kernel)
+            room = kernel.capacity - kernel.wmark[:, WMARK_MIN]
+            self._check_room(found, kernel.capacity, room)
             policy = kind(numa, found.footprint, self.mempolicy,
-                          found.counts if kind.needs_counts else None,
-                          kernel.capacity - kernel.wmark[:, WMARK_MIN], self._params)
+                          found.counts if kind.needs_counts else None, room, self._params)
             cores = min(self.workers if self.threads else len(found.threads), self.cpu.cores)
             with progress_bar(progress, -(-found.records // self.epoch), self.name,
                               "epoch") as bar:
@@ -274,7 +330,7 @@ class TraceMemoryExperiment(MemoryExperiment):
             return None
         return Scanner(nb.scan_delay, nb.scan_period, max(nb.scan_size // 4096, 1),
                        self.kernel.numa_balancing_tiering, nb.fault_cost,
-                       max(nb.scan_period_max, nb.scan_period),
+                       nb.scan_period_max,
                        nb.scan_size / nb.max_scan_rate * 1e9)
 
     def _damon(self) -> DamonParams | None:
@@ -295,7 +351,7 @@ class TraceMemoryExperiment(MemoryExperiment):
             lambda: Path(stack.enter_context(
                 tempfile.TemporaryDirectory(prefix="cxlsim-trace-"))))
 
-    def _check(self, found: Survey, numa: Numa) -> None:
+    def _check(self, found: Survey) -> None:
         if found.records == 0:
             raise InputError("the trace has no records", key="trace")
         if self.epoch > found.records:
@@ -310,14 +366,25 @@ class TraceMemoryExperiment(MemoryExperiment):
         if self.warmup >= found.records:
             raise InputError(f"warmup ({self.warmup:,} records) leaves nothing of the trace "
                              f"({found.records:,} records) to measure", key="warmup")
-        # anon pages stay resident without swap (file pages can always be dropped)
-        anon = int((found.page_type == PAGE_TYPES.index("anon")).sum())
-        if self.policy in ("static", "oracle") and not self.kernel.swap \
-                and anon > numa.capacity.sum():
-            raise InputError(
-                f"the trace touches {anon:,} anon pages but the nodes hold "
-                f"{int(numa.capacity.sum()):,} (swap is off: the kernel would OOM)",
-                key="trace")
+
+    def _check_room(self, found: Survey, capacity: np.ndarray, room: np.ndarray) -> None:
+        """Without swap, every anon (and shmem) page the trace touches stays resident
+        (a trace frees nothing; file pages can be dropped): the nodes' pages above their
+        min watermarks (``room``; ``capacity`` in all) must hold them, or the kernel
+        would OOM whatever the policy, the epoch or the placement."""
+        kept = int((found.page_type != PAGE_TYPES.index("file")).sum())
+        if self.kernel.swap or kept <= room.sum():
+            return
+        def pages(n: int) -> str:
+            return f"{n:,} pages ({n * 4096 / 2**20:,.1f} MiB)"
+
+        raise InputError(
+            f"the trace touches {pages(kept)} of anon memory, more than "
+            f"{' + '.join(self.nodes)} hold above their min watermarks: "
+            f"{pages(int(room.sum()))} of {pages(int(capacity.sum()))}; with swap off "
+            f"(kernel.swap) anon pages cannot be reclaimed and the kernel would OOM: give "
+            f"the nodes more capacity, make the trace's footprint smaller, or turn swap on",
+            key="trace")
 
     def _result(self, run, found, cores: int) -> RunResult:
         epochs = pd.DataFrame(run.epochs)

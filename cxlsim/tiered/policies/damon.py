@@ -61,14 +61,14 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from cxlsim.config.base import StrictModel
+from cxlsim.config.base import ProblemAt, StrictModel
 from cxlsim.errors import InputError
 from cxlsim.memory.mempolicy import MemPolicy
 from cxlsim.memory.numa import Numa
 from cxlsim.tiered.migration import MigrationParams
 from cxlsim.tiered.policies.base import EpochView, PolicyParams, Switches
 from cxlsim.tiered.policies.static import Static
-from cxlsim.units import Size, Time
+from cxlsim.units import Size, Time, format_size, format_time
 
 #: mm/damon/ops-common.c: subscores in [0, 100], age log2 up to 32, scores in [0, 99].
 MAX_SUBSCORE, MAX_AGE_IN_LOG, MAX_SCORE = 100, 32, 99
@@ -92,8 +92,9 @@ class Watermarks(StrictModel):
     @model_validator(mode="after")
     def _ordered(self) -> "Watermarks":
         if not self.low <= self.mid <= self.high:
-            raise ValueError(f"watermarks must be low <= mid <= high; found low {self.low}, "
-                             f"mid {self.mid}, high {self.high}")
+            raise ProblemAt(f"watermarks must be low <= mid <= high; found low {self.low}, "
+                            f"mid {self.mid}, high {self.high}",
+                            ("mid",) if self.low > self.mid else ("high",))
         return self
 
 
@@ -128,12 +129,13 @@ class Scheme(StrictModel):
 
     @model_validator(mode="after")
     def _possible(self) -> "Scheme":
-        for what, lo, hi in (("accesses", self.min_accesses, self.max_accesses),
-                             ("age", self.min_age, self.max_age),
-                             ("size", self.min_size, self.max_size)):
+        for what, lo, hi, shown in (
+                ("accesses", self.min_accesses, self.max_accesses, "{:g} %".format),
+                ("age", self.min_age, self.max_age, format_time),
+                ("size", self.min_size, self.max_size, format_size)):
             if hi is not None and lo > hi:
-                raise ValueError(f"min_{what} ({lo:g}) > max_{what} ({hi:g}): no region "
-                                 f"can match the access pattern")
+                raise ProblemAt(f"min_{what} ({shown(lo)}) > max_{what} ({shown(hi)}): no "
+                                f"region can match the access pattern", (f"max_{what}",))
         return self
 
 
@@ -170,7 +172,7 @@ class DamosParams(PolicyParams):
                                                   "(HMSDK 100 ms)")
     aggregate: Time = Field(2e9, gt=0, description="monitoring_attrs/intervals/aggr_us "
                                                    "(HMSDK 2 s)")
-    min_regions: int = Field(100, ge=1, description="monitoring_attrs/nr_regions/min")
+    min_regions: int = Field(100, ge=3, description="monitoring_attrs/nr_regions/min")
     max_regions: int = Field(10_000, ge=3, description="monitoring_attrs/nr_regions/max")
     time_scale: float = Field(1.0, gt=0, le=1, description=(
         "multiplies every interval, age and time quota (assumption when not 1: a run "
@@ -195,10 +197,21 @@ class DamosParams(PolicyParams):
 
     @model_validator(mode="after")
     def _intervals(self) -> "DamosParams":
-        if self.sample > self.aggregate:
-            raise ValueError(f"sample ({self.sample:g} ns) is longer than aggregate "
-                             f"({self.aggregate:g} ns)")
+        check_attrs(self)
         return self
+
+
+def check_attrs(attrs: Any) -> None:
+    """DAMON's monitoring attributes (``sample``, ``aggregate``, ``min_regions``,
+    ``max_regions``) as damon_set_attrs (mm/damon/core.c) accepts them: at least 3
+    regions (the fields' own bound), min_regions at most max_regions, and a sampling
+    interval no longer than the aggregation interval."""
+    if attrs.min_regions > attrs.max_regions:
+        raise ProblemAt(f"{attrs.max_regions} is below min_regions ({attrs.min_regions}); "
+                        f"expected at least that", ("max_regions",))
+    if attrs.sample > attrs.aggregate:
+        raise ProblemAt(f"sample ({format_time(attrs.sample)}) is longer than aggregate "
+                        f"({format_time(attrs.aggregate)})", ("sample",))
 
 
 class _State:
