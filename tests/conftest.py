@@ -46,6 +46,15 @@ def write(tmp_path: Path):
     return _write
 
 
+def key_paths(data, path=()):
+    """Every key path in ``data`` (mapping keys and list indices), parents first."""
+    yield path
+    items = data.items() if isinstance(data, dict) else \
+        enumerate(data) if isinstance(data, list) else ()
+    for key, value in items:
+        yield from key_paths(value, path + (key,))
+
+
 def line_of(path: Path, needle: str) -> int:
     """1-based number of the only line of ``path`` that contains ``needle``."""
     hits = [i for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)

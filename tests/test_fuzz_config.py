@@ -12,7 +12,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import EXPERIMENTS, REPO, TOPOLOGIES
+from conftest import EXPERIMENTS, REPO, TOPOLOGIES, key_paths
 from cxlsim.config import format_path, load_document
 from cxlsim.errors import InputError
 from cxlsim.experiments import load_experiment
@@ -81,15 +81,6 @@ def damaged(draw, texts: dict[str, str]) -> tuple[str, str]:
     return name, "\n".join(lines) + "\n"
 
 
-def _paths(data, path=()):
-    """Every key path in ``data`` (mapping keys and list indices), parents first."""
-    yield path
-    items = data.items() if isinstance(data, dict) else \
-        enumerate(data) if isinstance(data, list) else ()
-    for key, value in items:
-        yield from _paths(value, path + (key,))
-
-
 def _parent(data, path):
     for key in path[:-1]:
         data = data[key]
@@ -103,7 +94,7 @@ def altered(draw, texts: dict[str, str]) -> tuple[str, str]:
     name = draw(st.sampled_from(sorted(texts)))
     data = yaml.safe_load(texts[name])
     for _ in range(draw(st.integers(1, 3))):
-        paths = list(_paths(data))[1:]
+        paths = list(key_paths(data))[1:]
         if not paths:
             break
         path = draw(st.sampled_from(paths))
