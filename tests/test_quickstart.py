@@ -1,0 +1,44 @@
+"""The README's Quickstart is what CI runs: two commands, the second of them verbatim in
+``.ci/run``, which runs it in a virtual environment it makes fresh."""
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def quickstart_commands() -> list[str]:
+    """The command lines of the code blocks in the README's Quickstart section."""
+    text = (ROOT / "README.md").read_text()
+    section = re.search(r"^## Quickstart\n(.*?)(?=^## )", text, re.M | re.S)
+    assert section, "README.md has no '## Quickstart' section"
+    blocks = re.findall(r"^```(?:bash|sh|console)?\n(.*?)^```", section.group(1), re.M | re.S)
+    return [line for block in blocks for line in block.splitlines() if line.strip()]
+
+
+def ci_commands() -> list[str]:
+    lines = (ROOT / ".ci" / "run").read_text().splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+
+
+def test_quickstart_is_two_commands_install_and_validate_then_install_and_test():
+    install_validate, install_test = quickstart_commands()
+    assert install_validate.endswith("&& cxlsim validate")
+    assert install_test.endswith("&& python3 -m pytest")
+    assert "[test]" in install_test
+
+
+def test_ci_runs_the_readme_test_command_in_a_fresh_virtual_environment():
+    commands = ci_commands()
+    test_command = quickstart_commands()[1]
+    assert test_command in commands
+    venv = commands.index(next(c for c in commands if c.startswith("python3 -m venv ")))
+    activate = commands.index(next(c for c in commands if c.startswith("source ")))
+    assert venv < activate < commands.index(test_command)
+    assert any(c.startswith('venv="$(mktemp -d') for c in commands), "venv outside the tree"
+
+
+def test_ci_builds_the_documentation_strictly():
+    build = [c for c in ci_commands() if "mkdocs build" in c]
+    assert build and all("--strict" in c for c in build)
+    assert "docs" in next(c for c in ci_commands() if "mkdocs build" in c)
