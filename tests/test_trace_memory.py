@@ -157,7 +157,7 @@ def test_a_sparse_lackey_trace_runs_sized_by_its_footprint(tmp_path):
      "trace.params.footprint: expected a size such as '64 B', '8 GiB' or '8 GB'; found "
      "'5 parsecs' (unknown unit 'parsecs')"),
     (["trace.params.theat=0.9"], "trace.params.theat: unknown parameter 'theat' for generator "
-                                 "uniform; did you mean 'threads'? known: threads,"),
+                                 "uniform; did you mean 'threads'?; known: threads,"),
     (["numa_balancing={enabled: true, scan_period: 100 ms, scan_period_max: 6 ms}"],
      "numa_balancing.scan_period_max: 6 ms is below scan_period (100 ms); expected at least "
      "that"),

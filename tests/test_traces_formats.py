@@ -391,7 +391,7 @@ def test_csv_minimal_columns(tmp_path):
 
 
 @pytest.mark.parametrize("header, message", [
-    ("time,adr,op", "unknown column 'adr' in the header; did you mean 'addr'? columns are "
+    ("time,adr,op", "unknown column 'adr' in the header; did you mean 'addr'?; columns are "
                     "time, addr, op, size, thread, page_type, region, weight"),
     ("time,addr", "the header lacks op; expected at least 'addr,op'"),
     ("addr,op,addr", "column 'addr' appears twice in the header"),

@@ -246,7 +246,7 @@ def test_anon_file_mix(tmp_path):
 @pytest.mark.parametrize("params, message", [
     (["theta=1"], "--param theta=1: expected a number in (0, 1); found '1'"),
     (["thetta=0.5"], "--param thetta=0.5: unknown parameter 'thetta' for generator zipfian; "
-                     "did you mean 'theta'? known: threads, interval, footprint, base, item, "
+                     "did you mean 'theta'?; known: threads, interval, footprint, base, item, "
                      "size, read_ratio, theta, scrambled"),
     (["footprint=1 Gb"], "--param footprint=1 Gb: expected a size such as '64 B', '8 GiB' or "
                          "'8 GB'; found '1 Gb' ('Gb' means bits; a size is in bytes, e.g. "

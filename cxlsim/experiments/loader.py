@@ -3,12 +3,11 @@ kind."""
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 
 from cxlsim.config import apply_overrides, expand_presets, load_file, validate_document
 from cxlsim.config.source import Document
-from cxlsim.errors import InputError
+from cxlsim.errors import InputError, did_you_mean
 from cxlsim.experiments.kinds import kind_modules
 from cxlsim.experiments.spec import ExperimentSpec, experiment_kind
 from cxlsim.memory.curvefile import curve_document
@@ -25,9 +24,8 @@ def experiment_file(name: str | Path) -> Path:
     found = bundled_file("experiments", str(name))
     if found is None:
         names = shipped("experiments")
-        close = difflib.get_close_matches(str(name), names, n=1)
         raise InputError(f"no such file, nor an experiment shipped with cxlsim"
-                         f"{f'; did you mean {close[0]!r}?' if close else ''} "
+                         f"{did_you_mean(name, names)} "
                          f"(shipped: {', '.join(names)})", location=str(name))
     return found
 

@@ -8,12 +8,11 @@ against them and reports unknown names and bad values as one-line input errors
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cxlsim.errors import InputError, Location
+from cxlsim.errors import InputError, Location, did_you_mean
 
 
 @dataclass(frozen=True)
@@ -47,10 +46,9 @@ def parse_param(specs: Mapping[str, Param], name: str, text: str, owner: str) ->
     """Parameter ``name`` of ``owner`` read from ``text``; a ValueError (a UnitError for a
     quantity) says what is wrong in one line."""
     if name not in specs:
-        near = difflib.get_close_matches(name, specs, n=1)
-        hint = f"did you mean {near[0]!r}? " if near else ""
         known = ", ".join(specs) or "none"
-        raise ValueError(f"unknown parameter {name!r} for {owner}; {hint}known: {known}")
+        raise ValueError(f"unknown parameter {name!r} for {owner}{did_you_mean(name, specs)}"
+                         f"; known: {known}")
     return specs[name].parse(text)
 
 

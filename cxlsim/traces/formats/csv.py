@@ -14,14 +14,13 @@ native -> CSV -> native is lossless.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import numpy as np
 
-from cxlsim.errors import InputError, Location
+from cxlsim.errors import InputError, Location, did_you_mean
 from cxlsim.traces.files import atomic_output, open_input
 from cxlsim.traces.formats._parsers import CSV
 from cxlsim.traces.formats._text import scan_text
@@ -121,9 +120,8 @@ def _columns(header: str, path: Path, line: int) -> list[str]:
     names = [n.strip() for n in header.split(",")]
     for name in names:
         if name not in CSV_FIELDS:
-            near = difflib.get_close_matches(name, CSV_FIELDS, n=1)
-            hint = f"did you mean {near[0]!r}? " if near else ""
-            raise InputError(f"unknown column {name!r} in the header; {hint}columns are "
+            raise InputError(f"unknown column {name!r} in the header"
+                             f"{did_you_mean(name, CSV_FIELDS)}; columns are "
                              f"{', '.join(CSV_FIELDS)}", location=where)
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
