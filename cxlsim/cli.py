@@ -18,7 +18,7 @@ import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
-from cxlsim.errors import InputError
+from cxlsim.errors import InputError, did_you_mean
 from cxlsim.traces.cli import add_trace_commands
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -69,9 +69,11 @@ def _parser() -> argparse.ArgumentParser:
     kinds = sub.add_parser("kinds", help="list the experiment kinds a file's 'kind:' may name")
     kinds.set_defaults(handler=_cmd_kinds)
 
-    schema = sub.add_parser("schema", help="the fields of an experiment kind (or of "
-                                           "'topology'): type and unit, default, meaning")
-    schema.add_argument("kind", metavar="KIND", help="an experiment kind, or 'topology'")
+    schema = sub.add_parser("schema", help="the fields of an experiment kind, of 'topology' "
+                                           "or of a placement policy's tunables: type and "
+                                           "unit, default, meaning")
+    schema.add_argument("kind", metavar="KIND", help="an experiment kind, 'topology', or a "
+                                                     "placement policy (e.g. tpp)")
     schema.add_argument("--json", action="store_true", help="print the JSON schema instead")
     schema.set_defaults(handler=_cmd_schema)
 
@@ -183,12 +185,16 @@ def _cmd_kinds(args: argparse.Namespace) -> int:
 def _cmd_schema(args: argparse.Namespace) -> int:
     from cxlsim.config.describe import describe_fields, nested_models
     from cxlsim.experiments import experiment_kinds
+    from cxlsim.tiered.policies import POLICIES
     from cxlsim.topology import TopologySpec
 
-    models = {"topology": TopologySpec, **experiment_kinds()}
+    policies = {name: policy.Params for name, policy in POLICIES.items()}
+    models = {"topology": TopologySpec, **experiment_kinds(), **policies}
     if args.kind not in models:
-        raise InputError(f"unknown kind {args.kind!r}; expected 'topology' or one of "
-                         f"{', '.join(sorted(experiment_kinds()))}", key="KIND")
+        raise InputError(f"unknown kind {args.kind!r}; expected 'topology', an experiment "
+                         f"kind ({', '.join(sorted(experiment_kinds()))}) or a policy "
+                         f"({', '.join(policies)}){did_you_mean(args.kind, models)}",
+                         key="KIND")
     model = models[args.kind]
     if args.json:
         print(json.dumps(model.model_json_schema(), indent=1))
@@ -196,12 +202,19 @@ def _cmd_schema(args: argparse.Namespace) -> int:
     columns = ("field", "type", "default", "description")
     skip = set() if model is TopologySpec else {TopologySpec, *nested_models(TopologySpec)}
     print(_wrap(f"{args.kind}: {(model.__doc__ or '').strip().splitlines()[0]}") + "\n")
-    print(_table(describe_fields(model), columns))
+    fields = describe_fields(model)
+    print(_table(fields, columns) if fields else "(no fields of its own)")
     for sub in nested_models(model):
         if sub not in skip:
             print("\n" + _wrap(f"{sub.__name__}: {(sub.__doc__ or '').strip().splitlines()[0]}")
                   + "\n")
             print(_table(describe_fields(sub), columns))
+    if args.kind in policies:
+        how = (f"Set them under policy: {{name: {args.kind}, TUNABLE: value}} or with --set "
+               f"policy_params.TUNABLE=value; the defaults are the kernel's. " if fields else "")
+        print("\n" + _wrap(how + "The kernel's own settings (kernel:, numa_balancing:, damon:, "
+                                 "migration:) are trace-memory's: cxlsim schema trace-memory."))
+        return EXIT_OK
     print("\n" + _wrap("A quantity is a number with its unit, quoted on the command line: "
                        "--set 'field=80 ns'." + ("" if model is TopologySpec else
                                                  " The topology's fields: cxlsim schema "

@@ -247,7 +247,26 @@ def test_schema_json_and_unknown_kind(capsys):
     assert json.loads(capsys.readouterr().out)["title"] == "TopologySpec"
     assert main(["schema", "nope"]) == 2
     assert capsys.readouterr().err.startswith(
-        "cxlsim: error: KIND: unknown kind 'nope'; expected 'topology' or one of app-tiering, ")
+        "cxlsim: error: KIND: unknown kind 'nope'; expected 'topology', an experiment kind "
+        "(app-tiering, ")
+    assert main(["schema", "tp"]) == 2
+    assert capsys.readouterr().err.endswith(" colloid); did you mean 'tpp'?\n")
+
+
+def test_schema_lists_a_policys_tunables_with_the_kernels_defaults(capsys):
+    from cxlsim.tiered.policies import POLICIES
+
+    assert main(["schema", "tpp"]) == 0
+    out = capsys.readouterr().out
+    assert [line.split()[:3] for line in out.splitlines() if line.startswith("demote_")] == [
+        ["demote_scale_factor", "integer", "200"]]
+    assert "--set policy_params.TUNABLE=value" in out
+    for name, policy in POLICIES.items():
+        assert main(["schema", name]) == 0
+        out = capsys.readouterr().out
+        rows = {line.split()[0] for line in out.splitlines() if line and not line[0].isspace()}
+        assert set(policy.Params.model_fields) <= rows, name
+        assert policy.Params.model_fields or "(no fields of its own)" in out, name
 
 
 def test_shipped_experiments_by_name_from_python(tmp_path):
@@ -286,9 +305,10 @@ def test_validate_fits_the_width(capsys, quick_rows, monkeypatch):
 
 def test_schema_fits_the_width(capsys, monkeypatch):
     from cxlsim.experiments import experiment_kinds
+    from cxlsim.tiered.policies import POLICIES
 
     monkeypatch.setenv("COLUMNS", "100")
-    for kind in ["topology", *experiment_kinds()]:
+    for kind in ["topology", *experiment_kinds(), *POLICIES]:
         assert main(["schema", kind]) == 0
         assert max(map(len, capsys.readouterr().out.splitlines())) <= 100, kind
 
