@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import REPO
 from cxlsim.errors import InputError
 from cxlsim.experiments import load_experiment
 from cxlsim.memory.kernel import WMARK_MIN, KernelMemory
@@ -300,7 +301,7 @@ def test_redis_bad_parameters(tmp_path, params, message):
 
 
 def test_presets_fill_what_is_not_given():
-    tier = DamosParams(preset="mem_tier", migrate_hot={"min_accesses": 10})
+    tier = DamosParams(setup="mem_tier", migrate_hot={"min_accesses": 10})
     assert tier.sample == 5e6 and tier.aggregate == 100e6
     assert tier.migrate_cold.goal == "node_mem_free_bp" and tier.migrate_cold.goal_value == 50
     assert tier.migrate_hot.goal == "node_mem_used_bp" and tier.migrate_hot.min_accesses == 10
@@ -308,3 +309,14 @@ def test_presets_fill_what_is_not_given():
     hmsdk = DamosParams(aggregate=1e9, migrate_cold={"quota_ms": 0})
     assert hmsdk.sample == 100e6 and hmsdk.aggregate == 1e9
     assert hmsdk.migrate_cold.min_age == 30e9 and hmsdk.migrate_cold.quota_ms == 0
+
+
+def test_a_file_names_the_damon_setup(tmp_path):
+    """``setup`` is the tunable's name: ``preset`` in a file's mapping is taken for a preset
+    file, so a file could not reach mem_tier."""
+    text = (REPO / "experiments" / "trace-memory.yaml").read_text()
+    text = text.replace("../topologies/", str(REPO / "topologies") + "/")
+    text = text.replace("policy: static", "policy: {name: damon, setup: mem_tier}")
+    (tmp_path / "e.yaml").write_text(text)
+    spec = load_experiment(tmp_path / "e.yaml")
+    assert spec.policy_params == {"setup": "mem_tier"}

@@ -38,7 +38,8 @@ each epoch):
   (``damos_wmark_wait_us``). Checked at each apply (the kernel checks every
   ``watermarks/interval_us``).
 
-Presets (``preset``): ``hmsdk`` (the default) is SK hynix HMSDK's
+Setups (``setup``; not ``preset``, which a file reserves for a preset file):
+``hmsdk`` (the default) is SK hynix HMSDK's
 ``tools/gen_migpol.py`` (skhynix/hmsdk): intervals 100 ms / 2 s, 100-10000 regions,
 regions of 4 KiB or more; cold: access rate 0 %, age 30 s or more, quota 1 s / 50 GiB
 per 20 s, weights 0/0/1 (size, access rate, age; size weighs nothing in the migrate
@@ -153,8 +154,8 @@ MEM_TIER_COLD = Scheme(max_accesses=0.0, young="reject", quota_bytes=200 * 2**20
 MEM_TIER_HOT = Scheme(min_accesses=5.0, young="only", quota_bytes=200 * 2**20,
                       quota_reset=1e9, apply_interval=1e9, goal="node_mem_used_bp",
                       goal_value=9970)
-#: Preset name -> monitoring attributes and schemes.
-PRESETS = {
+#: Setup name -> monitoring attributes and schemes.
+SETUPS = {
     "hmsdk": {"sample": 100e6, "aggregate": 2e9, "min_regions": 100, "max_regions": 10_000,
               "migrate_cold": HMSDK_COLD, "migrate_hot": HMSDK_HOT},
     "mem_tier": {"sample": 5e6, "aggregate": 100e6, "min_regions": 10, "max_regions": 1000,
@@ -163,10 +164,10 @@ PRESETS = {
 
 
 class DamosParams(PolicyParams):
-    """DAMON's monitoring attributes and the two schemes: a preset's, any of them given
-    (a scheme given in part keeps the preset's other settings)."""
+    """DAMON's monitoring attributes and the two schemes: a setup's, any of them given
+    (a scheme given in part keeps the setup's other settings)."""
 
-    preset: Literal["hmsdk", "mem_tier"] = Field("hmsdk", description=(
+    setup: Literal["hmsdk", "mem_tier"] = Field("hmsdk", description=(
         "hmsdk: SK hynix HMSDK's gen_migpol.py; mem_tier: damo's mem_tier.sh (goal-tuned)"))
     sample: Time = Field(100e6, gt=0, description="monitoring_attrs/intervals/sample_us "
                                                   "(HMSDK 100 ms)")
@@ -184,15 +185,15 @@ class DamosParams(PolicyParams):
 
     @model_validator(mode="before")
     @classmethod
-    def _preset(cls, data: Any) -> Any:
-        """The preset's settings under the ones given."""
-        if not isinstance(data, dict) or data.get("preset", "hmsdk") not in PRESETS:
+    def _setup(cls, data: Any) -> Any:
+        """The setup's settings under the ones given."""
+        if not isinstance(data, dict) or data.get("setup", "hmsdk") not in SETUPS:
             return data  # the field's own error
-        preset = PRESETS[data.get("preset", "hmsdk")]
-        out = {**preset, **data}
+        setup = SETUPS[data.get("setup", "hmsdk")]
+        out = {**setup, **data}
         for name in ("migrate_cold", "migrate_hot"):
             if isinstance(data.get(name), dict):
-                out[name] = {**preset[name].model_dump(), **data[name]}
+                out[name] = {**setup[name].model_dump(), **data[name]}
         return out
 
     @model_validator(mode="after")
