@@ -42,3 +42,15 @@ def test_ci_builds_the_documentation_strictly():
     build = [c for c in ci_commands() if "mkdocs build" in c]
     assert build and all("--strict" in c for c in build)
     assert "docs" in next(c for c in ci_commands() if "mkdocs build" in c)
+
+
+def test_the_readme_leads_and_stays_short():
+    """What cxlsim is, then the Quickstart, a first result and the three jobs; the rest
+    lives in docs/ (under 12 KB)."""
+    text = (ROOT / "README.md").read_text()
+    assert len(text.encode()) < 12 * 1024
+    headings = re.findall(r"^## (.+)$", text, re.M)
+    assert headings[:2] == ["Quickstart", "A first result in seconds"]
+    assert all(f"cxlsim run {job}" in text
+               for job in ("ornl-sweep", "policy-compare", "deceval-flows"))
+    assert re.search(r"^\*\*`cxlsim validate` today: \d+ FAIL, \d+ PASS", text, re.M)
