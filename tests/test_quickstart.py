@@ -54,3 +54,15 @@ def test_the_readme_leads_and_stays_short():
     assert all(f"cxlsim run {job}" in text
                for job in ("ornl-sweep", "policy-compare", "deceval-flows"))
     assert re.search(r"^\*\*`cxlsim validate` today: \d+ FAIL, \d+ PASS", text, re.M)
+
+
+def test_the_readmes_validation_line_counts_the_pinned_statuses():
+    """The one line of validation summary says what ``cxlsim validate`` prints today."""
+    import yaml
+
+    pins = yaml.safe_load((ROOT / "tests" / "validation_pins.yaml").read_text())
+    text = (ROOT / "README.md").read_text()
+    line = re.search(r"`cxlsim validate` today: ([^*]+)\*\*", text).group(1)
+    said = {status: int(n) for n, status in re.findall(r"(\d+) ([A-Z ]+[A-Z])", line)}
+    counted = {s: sum(p["status"] == s for p in pins) for s in {p["status"] for p in pins}}
+    assert said == counted
