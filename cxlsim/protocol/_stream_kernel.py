@@ -13,10 +13,11 @@ sender, no monitor, no bit errors), so nothing else can change their outcome. A 
 link carries CXL.cachemem messages only, so its ARB/MUX always picks that stack.
 
 State is a few tables, one row per link, device, path, credit pool and source, whose
-columns are named below; ``net`` bundles the network's tables. A pool's pending credit
-returns are a binary min-heap in its slice of ``ret`` (the layout of :mod:`heapq`); its
-waiting requests, and a shared link's waiting messages, are FIFOs linked through the
-transactions' ``T_NEXT`` column.
+columns are named in :mod:`cxlsim.protocol._stream_tables`; ``net`` bundles the
+network's tables. The loop's own state (events, transactions in flight) is named below.
+A pool's pending credit returns are a binary min-heap in its slice of ``ret`` (the
+layout of :mod:`heapq`); its waiting requests, and a shared link's waiting messages, are
+FIFOs linked through the transactions' ``T_NEXT`` column.
 """
 
 from __future__ import annotations
@@ -24,7 +25,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from cxlsim.protocol.stream import POISSON, SLOTS
+from cxlsim.protocol._stream_tables import (
+    C_AVAIL, C_CNT, C_HEAD, C_OFF, C_STALLS, C_TAIL, C_WAKING, D_ACC, D_CTRL, D_EXCL, D_FREE,
+    D_LAT, D_NSPB, D_RT, L_BUSY, L_EXCL, L_FREE, L_LAT, L_NSPB, L_SENT, P_AFTER_DEV,
+    P_CREDIT_RET, P_DEV, P_DONE, P_DOWN0, P_DOWN1, P_DRS, P_HEAD, P_HELD, P_NDR, P_POOL_R,
+    P_POOL_W, P_REQ, P_RWD, P_UP0, P_UP1, POISSON, Q_HEAD, Q_TAIL, Q_WAKING, S_COUNT, S_DRAW,
+    S_KIND, S_PATH0, S_PATH1, S_SLOTS, SLOTS)
 
 #: Event kinds of the loop: a Poisson arrival, a slot's issue, a completion, a credit
 #: pool's wake-up, a transaction resuming its route, a message delivered by a shared
@@ -32,26 +38,6 @@ from cxlsim.protocol.stream import POISSON, SLOTS
 ARRIVE, ISSUE, COMPLETE, WAKE, RESUME, DELIVER, LINK_WAKE = range(7)
 KIND_BITS = 3
 
-#: Columns of ``links`` (float): ns per cachemem byte, latency, free at, busy ns, bytes
-#: sent, exclusive (1: one sender, reserved ahead; 0: shared, entered by events).
-L_NSPB, L_LAT, L_FREE, L_BUSY, L_SENT, L_EXCL = range(6)
-#: Columns of ``link_q`` (int): a wake-up pending, first and last message waiting.
-Q_WAKING, Q_HEAD, Q_TAIL = range(3)
-#: Columns of ``devs`` (float): request time, controller free at, ns per byte, free at,
-#: latency, accesses, exclusive (1: one path; 0: shared, entered by events).
-D_RT, D_CTRL, D_NSPB, D_FREE, D_LAT, D_ACC, D_EXCL = range(7)
-#: Columns of ``paths_f`` (float): latency before the first link, after the device, credit
-#: return latency, wire bytes of M2S Req, M2S RwD, S2M NDR, S2M DRS.
-P_HEAD, P_AFTER_DEV, P_CREDIT_RET, P_REQ, P_RWD, P_NDR, P_DRS = range(7)
-#: Columns of ``paths_i`` (int): device, credits held to completion, read pool, write
-#: pool, down stages [from, to), up stages [from, to), completions.
-P_DEV, P_HELD, P_POOL_R, P_POOL_W, P_DOWN0, P_DOWN1, P_UP0, P_UP1, P_DONE = range(9)
-#: Columns of ``pools`` (int): available, returns' offset in ``ret``, returns pending,
-#: a wake-up pending, stalls, first and last waiting transaction.
-C_AVAIL, C_OFF, C_CNT, C_WAKING, C_STALLS, C_HEAD, C_TAIL = range(7)
-#: Columns of ``srcs`` (int): kind, requests, slots, offset of its draws, its paths
-#: [from, to) in ``src_paths``.
-S_KIND, S_COUNT, S_SLOTS, S_DRAW, S_PATH0, S_PATH1 = range(6)
 #: Columns of the transactions in flight (int): source, path, which of its source's
 #: paths, write, next waiting (for a credit or a shared link), step of the route (its
 #: down links, the device, its up links). A completed transaction's row is reused.

@@ -28,21 +28,22 @@ import numpy as np
 
 from cxlsim.engine import Component, call_later
 from cxlsim.link.direction import CACHEMEM
+from cxlsim.protocol._stream_tables import (
+    C_AVAIL, C_CNT, C_STALLS, D_ACC, D_CTRL, D_FREE, L_BUSY, L_FREE, L_SENT, P_DONE,
+    POISSON, SLOTS)
 
 _order = itertools.count()
 
 #: Bytes of every request of a source.
 REQUEST_BYTES = 64
-#: Source kinds: an open-loop Poisson stream, a closed loop of miss slots.
-POISSON, SLOTS = 0, 1
 
 
 class Source(Component):
     """A component issuing CXL.mem requests on ``paths``, on events or streamed.
 
-    Subclasses set :attr:`kind` and :attr:`count`, draw their random numbers in
-    :meth:`_draw` (from :attr:`rng`, their own stream), run on events from
-    :meth:`_begin`, and take streamed results in :meth:`_deliver`.
+    Subclasses set :attr:`kind` (:data:`POISSON` or :data:`SLOTS`) and :attr:`count`,
+    draw their random numbers in :meth:`_draw` (from :attr:`rng`, their own stream), run
+    on events from :meth:`_begin`, and take streamed results in :meth:`_deliver`.
     """
 
     kind: int
@@ -128,7 +129,7 @@ def _streamable(sim: Any, group: list[Source]) -> bool:
 
 def _stream(sim: Any, group: list[Source]) -> None:
     """Compute the group's run at once; hand over the results at its last event."""
-    from cxlsim.protocol import _stream_kernel as K
+    from cxlsim.protocol._stream_kernel import run_stream  # numba: once a group streams
 
     paths = list({id(p): p for s in group for p in s.paths}.values())
     path_index = {id(p): k for k, p in enumerate(paths)}
@@ -181,22 +182,22 @@ def _stream(sim: Any, group: list[Source]) -> None:
         at += len(d)
         src_paths.extend(path_index[id(p)] for p in s.paths)
         cdf.extend(s.cdf if s.cdf is not None else [1.0])
-    last, out_i, out_f = K.run_stream(
+    last, out_i, out_f = run_stream(
         float(sim.env.now), REQUEST_BYTES, net, np.array(srcs, np.int64),
         np.array([s.gap for s in group], float), np.concatenate(draws).astype(float),
         np.concatenate(writes).astype(np.bool_), np.array(src_paths, np.int64),
         np.array(cdf, float))
 
     for lk, row in zip(link_objs, link_t.tolist()):
-        lk.free_at, lk.busy_ns = row[K.L_FREE], row[K.L_BUSY]
-        lk.sent_bytes[CACHEMEM] = row[K.L_SENT]
+        lk.free_at, lk.busy_ns = row[L_FREE], row[L_BUSY]
+        lk.sent_bytes[CACHEMEM] = row[L_SENT]
     for d, row in zip(dev_objs, dev_t.tolist()):
-        d.controller_free, d.free_at = row[K.D_CTRL], row[K.D_FREE]
-        d.accesses = int(row[K.D_ACC])
+        d.controller_free, d.free_at = row[D_CTRL], row[D_FREE]
+        d.accesses = int(row[D_ACC])
     for k, c in enumerate(pool_objs):
-        c.restore(int(pool_t[k, K.C_AVAIL]), int(pool_t[k, K.C_STALLS]),
-                  ret[offsets[k]:offsets[k] + pool_t[k, K.C_CNT]].tolist())
-    for path, done in zip(paths, net[3][:, K.P_DONE].tolist()):
+        c.restore(int(pool_t[k, C_AVAIL]), int(pool_t[k, C_STALLS]),
+                  ret[offsets[k]:offsets[k] + pool_t[k, C_CNT]].tolist())
+    for path, done in zip(paths, net[3][:, P_DONE].tolist()):
         path.completed += done
         path.streamed_until = last
     for stage in (*link_objs, *dev_objs):
