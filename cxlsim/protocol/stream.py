@@ -22,7 +22,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -132,7 +132,25 @@ def _stream(sim: Any, group: list[Source]) -> None:
     from cxlsim.protocol._stream_kernel import run_stream  # numba: once a group streams
 
     paths = list({id(p): p for s in group for p in s.paths}.values())
-    path_index = {id(p): k for k, p in enumerate(paths)}
+    rows, net = _pack_network(paths)
+    last, out_i, out_f = run_stream(float(sim.env.now), REQUEST_BYTES, net,
+                                    *_pack_sources(group, paths))
+    _unpack_network(rows, net, paths, last)
+    call_later(sim.env, last - sim.env.now, lambda _event: _hand_over(group, out_i, out_f))
+
+
+class _Rows(NamedTuple):
+    """What the rows of the kernel's ``net`` tables are of, in row order."""
+
+    links: list[Any]
+    devices: list[Any]
+    pools: list[Any]
+    offsets: np.ndarray  # where each pool's pending returns begin in ``ret``
+
+
+def _pack_network(paths: list[Any]) -> tuple[_Rows, tuple[np.ndarray, ...]]:
+    """The kernel's ``net`` tables of ``paths``: their routes, and the state of their
+    links, devices and credit pools (:mod:`cxlsim.protocol._stream_tables`)."""
     links: dict[int, Any] = {}
     devices: dict[int, Any] = {}
     pools: dict[int, Any] = {}
@@ -167,10 +185,15 @@ def _stream(sim: Any, group: list[Source]) -> None:
         ret[offsets[k]:offsets[k] + len(pending)] = pending
         pool_t[k] = (c.available, offsets[k], len(pending), 0, c.stalls, -1, -1)
     link_q = np.tile(np.array([0, -1, -1], np.int64), (len(link_objs), 1))
-    net = (link_t, dev_t, np.array(paths_f, float), np.array(paths_i, np.int64),
-           np.array(stage_link, np.int64), np.array(stage_after, float), pool_t, ret,
-           link_q)
+    return _Rows(link_objs, dev_objs, pool_objs, offsets), (
+        link_t, dev_t, np.array(paths_f, float), np.array(paths_i, np.int64),
+        np.array(stage_link, np.int64), np.array(stage_after, float), pool_t, ret, link_q)
 
+
+def _pack_sources(group: list[Source], paths: list[Any]) -> tuple[np.ndarray, ...]:
+    """The kernel's source arguments: ``srcs``, their gaps, every source's draws and
+    write flags end to end, their paths (indices into ``paths``) and path choice CDFs."""
+    path_index = {id(p): k for k, p in enumerate(paths)}
     draws, writes, src_paths, cdf, srcs = [], [], [], [], []
     at = 0
     for s in group:
@@ -182,32 +205,37 @@ def _stream(sim: Any, group: list[Source]) -> None:
         at += len(d)
         src_paths.extend(path_index[id(p)] for p in s.paths)
         cdf.extend(s.cdf if s.cdf is not None else [1.0])
-    last, out_i, out_f = run_stream(
-        float(sim.env.now), REQUEST_BYTES, net, np.array(srcs, np.int64),
-        np.array([s.gap for s in group], float), np.concatenate(draws).astype(float),
-        np.concatenate(writes).astype(np.bool_), np.array(src_paths, np.int64),
-        np.array(cdf, float))
+    return (np.array(srcs, np.int64), np.array([s.gap for s in group], float),
+            np.concatenate(draws).astype(float), np.concatenate(writes).astype(np.bool_),
+            np.array(src_paths, np.int64), np.array(cdf, float))
 
-    for lk, row in zip(link_objs, link_t.tolist()):
+
+def _unpack_network(rows: _Rows, net: tuple[np.ndarray, ...], paths: list[Any],
+                    last: float) -> None:
+    """Leave the links, devices, credit pools and paths where the run's events would
+    have: the state the kernel left in ``net``, streamed until ``last``."""
+    link_t, dev_t, _, paths_i, _, _, pool_t, ret, _ = net
+    for lk, row in zip(rows.links, link_t.tolist()):
         lk.free_at, lk.busy_ns = row[L_FREE], row[L_BUSY]
         lk.sent_bytes[CACHEMEM] = row[L_SENT]
-    for d, row in zip(dev_objs, dev_t.tolist()):
+    for d, row in zip(rows.devices, dev_t.tolist()):
         d.controller_free, d.free_at = row[D_CTRL], row[D_FREE]
         d.accesses = int(row[D_ACC])
-    for k, c in enumerate(pool_objs):
+    for k, c in enumerate(rows.pools):
+        start = rows.offsets[k]
         c.restore(int(pool_t[k, C_AVAIL]), int(pool_t[k, C_STALLS]),
-                  ret[offsets[k]:offsets[k] + pool_t[k, C_CNT]].tolist())
-    for path, done in zip(paths, net[3][:, P_DONE].tolist()):
+                  ret[start:start + pool_t[k, C_CNT]].tolist())
+    for path, done in zip(paths, paths_i[:, P_DONE].tolist()):
         path.completed += done
         path.streamed_until = last
-    for stage in (*link_objs, *dev_objs):
+    for stage in (*rows.links, *rows.devices):
         stage.streamed_until = last
 
-    def deliver(_event: Any) -> None:
-        for k, s in enumerate(group):
-            mine = out_i[:, 0] == k if len(group) > 1 else slice(None)
-            code = out_i[mine, 1]
-            s._deliver({"path": code >> 1, "write": (code & 1).astype(bool),
-                        "time": out_f[mine, 0], "latency": out_f[mine, 1]})
 
-    call_later(sim.env, last - sim.env.now, deliver)
+def _hand_over(group: list[Source], out_i: np.ndarray, out_f: np.ndarray) -> None:
+    """Give each source its completions (the kernel's ``out_i``, ``out_f`` rows)."""
+    for k, s in enumerate(group):
+        mine = out_i[:, 0] == k if len(group) > 1 else slice(None)
+        code = out_i[mine, 1]
+        s._deliver({"path": code >> 1, "write": (code & 1).astype(bool),
+                    "time": out_f[mine, 0], "latency": out_f[mine, 1]})
