@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from cxlsim.errors import InputError
-from cxlsim.memory.kernel import WMARK_HIGH, KernelMemory
-from cxlsim.memory.numa import Numa
+from cxlsim.mm.kernel import WMARK_HIGH, KernelMemory
+from cxlsim.mm.numa import Numa
 from cxlsim.tiered.policies import EpochView
 from cxlsim.tiered.policies.autotiering import AutoTiering, AutoTieringParams
 

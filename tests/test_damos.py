@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from conftest import REPO
 from cxlsim.errors import InputError
 from cxlsim.experiments import load_experiment
-from cxlsim.memory.kernel import WMARK_MIN, KernelMemory
-from cxlsim.memory.numa import Numa
+from cxlsim.mm.kernel import WMARK_MIN, KernelMemory
+from cxlsim.mm.numa import Numa
 from cxlsim.tiered.damon import Damon, DamonParams
 from cxlsim.tiered.policies import EpochView
 from cxlsim.tiered.policies.damon import (GOAL_SCORE, MIN_INPUT, Damos, DamosParams,

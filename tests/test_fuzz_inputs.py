@@ -27,7 +27,7 @@ from cxlsim.errors import InputError
 from cxlsim.experiments import load_experiment
 from cxlsim.experiments.spec import experiment_kinds
 from cxlsim.memory.curvefile import load_curve_file
-from cxlsim.memory.kernel import WMARK_MIN, KernelMemory
+from cxlsim.mm.kernel import WMARK_MIN, KernelMemory
 from cxlsim.tiered.policies import POLICIES
 from cxlsim.topology import load_topology
 from cxlsim.topology.schema import TopologySpec

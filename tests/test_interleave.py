@@ -11,9 +11,9 @@ from cxlsim.errors import InputError
 from cxlsim.experiments import load_experiment
 from cxlsim.experiments.kinds.interleave import placement
 from cxlsim.memory.epoch import Demand, MemorySystem
-from cxlsim.memory.placement import policy_shares
-from cxlsim.memory.mempolicy import MemPolicy, PagePlacement
-from cxlsim.memory.numa import Numa, auto_weights
+from cxlsim.mm.mempolicy import MemPolicy, PagePlacement
+from cxlsim.mm.numa import Numa, auto_weights
+from cxlsim.mm.placement import policy_shares
 from cxlsim.topology import load_topology
 
 WEIGHTED = REPO / "experiments" / "weighted-interleave.yaml"
@@ -41,7 +41,7 @@ def test_policy_shares():
 @given(w0=st.integers(1, 8), w1=st.integers(1, 8), rounds=st.integers(1, 50))
 def test_shares_are_the_kernels_page_counts(w0, w1, rounds):
     """The shares used by the epoch level are exactly the pages the weighted-interleave
-    policy (cxlsim.memory.mempolicy) places per node over whole rounds."""
+    policy (cxlsim.mm.mempolicy) places per node over whole rounds."""
     numa = Numa({"nodes": [{"cpus": 48, "memory": 2**30}, {"memory": 2**30}]})
     proc = PagePlacement(numa, MemPolicy(mode="weighted-interleave", nodes=[0, 1],
                                          weights={0: w0, 1: w1}))

@@ -11,13 +11,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from cxlsim.memory.kernel import (ACTIVE, ANON, COUNTERS, FILE, INACTIVE, NONE, WMARK_HIGH,
+from cxlsim.mm.kernel import (ACTIVE, ANON, COUNTERS, FILE, INACTIVE, NONE, WMARK_HIGH,
                                   WMARK_LOW, WMARK_MIN, WMARK_PROMO, KernelMemory,
                                   KernelParams, default_min_free_kbytes, inactive_ratio,
                                   watermarks)
-from cxlsim.memory.mempolicy import OutOfMemoryError
-from cxlsim.memory.numa import Numa
-from cxlsim.memory.placement import Placement
+from cxlsim.mm.mempolicy import OutOfMemoryError
+from cxlsim.mm.numa import Numa
+from cxlsim.mm.placement import Placement
 
 MiB, GiB = 2**20, 2**30
 

@@ -17,12 +17,12 @@ from cxlsim.devices.requester import PoissonRequester
 from cxlsim.engine import Simulation
 from cxlsim.link.flits import saturated_efficiency
 from cxlsim.memory import CoreMemory, CpuParams, PageTable
+from cxlsim.memory._latency import md1_wait, mdc_wait, mg1_wait
 from cxlsim.memory.dram import DramParams, DramTarget
 from cxlsim.memory.epoch import Demand, EpochEngine, MemorySystem
-from cxlsim.memory.placement import policy_shares
 from cxlsim.memory.expander import ExpanderTarget
-from cxlsim.memory._latency import md1_wait, mdc_wait, mg1_wait
 from cxlsim.memory.loaded import MemoryNode
+from cxlsim.mm.placement import policy_shares
 from cxlsim.topology import Topology, load_topology
 from cxlsim.topology.elaborate import System
 

@@ -11,8 +11,8 @@ from pydantic import ValidationError
 
 from cxlsim.errors import InputError
 from cxlsim.experiments import load_experiment
-from cxlsim.memory.mempolicy import MemPolicy, OutOfMemoryError, PagePlacement, parse_numactl
-from cxlsim.memory.numa import Numa
+from cxlsim.mm.mempolicy import MemPolicy, OutOfMemoryError, PagePlacement, parse_numactl
+from cxlsim.mm.numa import Numa
 from cxlsim.validation import PASS
 from cxlsim.validation.checks import hmalloc_regions
 

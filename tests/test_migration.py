@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from cxlsim.memory import CoreMemory, PageTable
-from cxlsim.memory.kernel import WMARK_HIGH, WMARK_PROMO, KernelMemory, KernelParams
-from cxlsim.memory.numa import Numa
+from cxlsim.mm.kernel import WMARK_HIGH, WMARK_PROMO, KernelMemory, KernelParams
+from cxlsim.mm.numa import Numa
 from cxlsim.tiered import policies
 from cxlsim.tiered.migration import MigrationParams, Migrator
 
@@ -132,7 +132,7 @@ def test_bad_migration_parameters_are_named(tmp_path):
 
 
 def test_every_unmapped_page_is_journalled_once_for_the_next_shootdown():
-    from cxlsim.memory.placement import Placement
+    from cxlsim.mm.placement import Placement
     p = Placement(10)
     p.place(np.arange(6), 0)
     assert p.take_unmapped().size == 0                       # first touch maps, no flush

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from cxlsim.memory.numa import Numa, NumaParams, auto_weights
+from cxlsim.mm.numa import Numa, NumaParams, auto_weights
 
 GiB = 2**30
 

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from cxlsim.errors import InputError
-from cxlsim.memory.kernel import KernelMemory, KernelParams
-from cxlsim.memory.numa import Numa
+from cxlsim.mm.kernel import KernelMemory, KernelParams
+from cxlsim.mm.numa import Numa
 from cxlsim.tiered.migration import MigrationParams
 from cxlsim.tiered.policies import EpochView
 from cxlsim.tiered.policies.numab import NumabParams, NumabTiering
@@ -137,8 +137,8 @@ def test_bad_tunables_are_one_line_naming_the_key(tmp_path, override, message):
 def test_normal_numa_balancing_promotes_into_room_and_never_demotes():
     """numa-balancing (kernel.numa_balancing=1): every node scanned, no demotion; a
     faulting CXL page moves to DRAM while DRAM has room above its high watermark."""
-    from cxlsim.memory.kernel import WMARK_HIGH, KernelMemory
-    from cxlsim.memory.numa import Numa
+    from cxlsim.mm.kernel import WMARK_HIGH, KernelMemory
+    from cxlsim.mm.numa import Numa
     from cxlsim.tiered.policies import POLICIES, EpochView
 
     kind = POLICIES["numa-balancing"]

@@ -8,11 +8,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cxlsim.memory.hierarchy import CoreMemory, CpuParams
-from cxlsim.memory.kernel import ACTIVE, INACTIVE, NONE, KernelMemory
-from cxlsim.memory.mempolicy import MemPolicy, PagePlacement
-from cxlsim.memory.numa import Numa
 from cxlsim.memory.pagetable import PageTable
-from cxlsim.memory.placement import (ANON, DEMOTED, FILE, PROMOTED, SHMEM, Placement,
+from cxlsim.mm.kernel import ACTIVE, INACTIVE, NONE, KernelMemory
+from cxlsim.mm.mempolicy import MemPolicy, PagePlacement
+from cxlsim.mm.numa import Numa
+from cxlsim.mm.placement import (ANON, DEMOTED, FILE, PROMOTED, SHMEM, Placement,
                                      policy_shares)
 from cxlsim.tiered.run import survey
 
@@ -136,7 +136,7 @@ def test_page_table_and_kernel_see_the_same_nodes_after_migrations():
 
 
 def test_a_reclaimed_page_is_on_no_node_for_the_page_table():
-    table = PageTable(va_size=4 * 4096)
+    table = PageTable(va_size=4 * 4096, placement=Placement(4))
     table.map(0, 2 * 4096, node=1)
     assert table.nodes.tolist() == [1, 1, -1, -1]
     table.placement.free(np.array([0]))

@@ -12,9 +12,9 @@ from conftest import REPO
 from cxlsim.cli import main
 from cxlsim.errors import InputError
 from cxlsim.experiments import load_experiment
-from cxlsim.memory.kernel import ACTIVE, INACTIVE, WMARK_HIGH, KernelMemory, KernelParams
-from cxlsim.memory.numa import Numa
-from cxlsim.memory.placement import FILE, Placement
+from cxlsim.mm.kernel import ACTIVE, INACTIVE, WMARK_HIGH, KernelMemory, KernelParams
+from cxlsim.mm.numa import Numa
+from cxlsim.mm.placement import FILE, Placement
 from cxlsim.tiered.policies import POLICIES, EpochView
 from cxlsim.tiered.policies.tpp import Tpp, TppParams
 

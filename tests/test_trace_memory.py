@@ -271,7 +271,7 @@ def test_with_swap_a_footprint_above_memory_runs(tmp_path):
 
 
 def test_the_oracle_aims_only_as_many_hot_pages_at_dram_as_fit_above_its_min_watermark():
-    from cxlsim.memory.numa import Numa
+    from cxlsim.mm.numa import Numa
     numa = Numa({"nodes": [{"cpus": 2, "memory": "40 KiB"}, {"memory": "1 MiB"}]})
     counts = np.array([5, 9, 1, 7, 3, 8, 2, 6, 4, 0])       # 10 pages, DRAM holds 10
     oracle = Oracle(numa, 10, counts=counts, room=np.array([4, 250]))
@@ -331,8 +331,8 @@ def test_new_pages_allocate_in_first_access_order_without_the_search(seed, n, ep
     """Page ids number the trace's pages in first-seen order, so the sorted new pages of
     an epoch are its first-access order: the same placement as searching every epoch,
     refaults (pages freed between epochs) included, with DRAM filling up mid-run."""
-    from cxlsim.memory.kernel import KernelMemory
-    from cxlsim.memory.numa import Numa
+    from cxlsim.mm.kernel import KernelMemory
+    from cxlsim.mm.numa import Numa
     from cxlsim.tiered.run import _allocate
 
     trace = np.random.default_rng(seed).integers(0, 400, n)  # 400 pages, DRAM holds ~220
@@ -362,7 +362,7 @@ def test_the_pages_table_is_the_groupby_of_every_page(seed, n):
     import pandas as pd
 
     from cxlsim.experiments.kinds.trace_memory import _pages
-    from cxlsim.memory.placement import DEMOTED, PAGE_TYPES, PROMOTED, Placement
+    from cxlsim.mm.placement import DEMOTED, PAGE_TYPES, PROMOTED, Placement
 
     rng = np.random.default_rng(seed)
     p = Placement(n, page_type=rng.integers(0, 3, n).astype(np.int8))

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from cxlsim.memory.epoch import Demand, MemorySystem
-from cxlsim.memory.placement import policy_shares
+from cxlsim.mm.placement import policy_shares
 
 #: MLC's default delay list for --loaded_latency (its "Inject Delay" column).
 MLC_DELAYS = (0, 2, 8, 15, 50, 100, 200, 300, 400, 500, 700, 1000, 1300, 1700, 2500, 3500,

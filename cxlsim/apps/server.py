@@ -28,7 +28,7 @@ from pydantic import Field, model_validator
 
 from cxlsim.config.base import StrictModel
 from cxlsim.memory.epoch import Demand, MemorySystem
-from cxlsim.memory.placement import policy_shares
+from cxlsim.mm.placement import policy_shares
 from cxlsim.units import Time
 
 

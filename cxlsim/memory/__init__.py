@@ -1,5 +1,5 @@
-"""Epoch-level memory model: TLBs, caches, page tables and a core's path through them;
-DRAM, CXL expanders, NUMA nodes and memory policies.
+"""Epoch-level memory model, the hardware: TLBs, caches, page tables and a core's path
+through them; DRAM, CXL expanders, loaded latency.
 
 A core consumes its accesses in chunks; a compiled kernel runs each chunk through the
 TLB levels, the page walker (whose references go through the data caches) and the
@@ -20,12 +20,11 @@ host's CPUs, the shared ones in core order, the next chunks' private levels ahea
 Beyond the caches: DRAM channels and their loaded latency (:mod:`~cxlsim.memory.dram`,
 :mod:`~cxlsim.memory.loaded`), CXL expanders (:mod:`~cxlsim.memory.expander`), the
 per-epoch bandwidth/latency equilibrium of many cores (:mod:`~cxlsim.memory.epoch`),
-NUMA nodes and the Linux memory policies (:mod:`~cxlsim.memory.numa`,
-:mod:`~cxlsim.memory.mempolicy`), every page's placement -- node, type, allocation and
-access epochs, flags -- which first touch, the kernel model and the page table share
-(:mod:`~cxlsim.memory.placement`), the kernel's watermarks, LRU lists, reclaim, demotion
-and migration that tiering policies act on (:mod:`~cxlsim.memory.kernel`), measured
-loaded-latency curves in place of a target's model (:mod:`~cxlsim.memory.curvefile`).
+measured loaded-latency curves in place of a target's model
+(:mod:`~cxlsim.memory.curvefile`). The operating system's side -- NUMA nodes, memory
+policies, every page's placement (which the page table reads through
+:class:`~cxlsim.memory.pagetable.PageNodes`), the kernel's memory state -- is
+:mod:`cxlsim.mm`.
 """
 
 from typing import TYPE_CHECKING
@@ -52,41 +51,33 @@ _WHERE = {
     "CoreMemory": ".hierarchy",
     "CpuParams": ".hierarchy",
     "access_cores": ".cores",
-    "KernelMemory": ".kernel",
-    "KernelParams": ".kernel",
     "CurveTarget": ".loaded",
     "MemoryNode": ".loaded",
     "model_curves": ".loaded",
-    "MemPolicy": ".mempolicy",
-    "OutOfMemoryError": ".mempolicy",
-    "PagePlacement": ".mempolicy",
-    "Numa": ".numa",
-    "NumaParams": ".numa",
     "PAGE_SIZES": ".pagetable",
     "PageTable": ".pagetable",
     "WALK_LEVELS": ".pagetable",
-    "Placement": ".placement",
-    "policy_shares": ".placement",
     "ReferenceCore": ".reference",
     "TlbArrayParams": ".tlb",
     "TlbParams": ".tlb",
 }
+#: Names that moved to the OS layer (:mod:`cxlsim.mm`): they work here, with a warning,
+#: for one release.
+_MOVED = dict.fromkeys(("KernelMemory", "KernelParams", "MemPolicy", "Numa", "NumaParams",
+                        "OutOfMemoryError", "PagePlacement", "Placement", "policy_shares"),
+                       "cxlsim.mm")
 __all__ = sorted(_WHERE)
-__getattr__ = lazy_attributes(__name__, _WHERE)
+__getattr__ = lazy_attributes(__name__, _WHERE, _MOVED)
 
 if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
     from cxlsim.memory.cache import CacheParams, SetAssociative
+    from cxlsim.memory.cores import access_cores
+    from cxlsim.memory.curvefile import CurveFileSpec, load_curve_file, load_curves, write_curves
     from cxlsim.memory.dram import DramParams, DramTarget
     from cxlsim.memory.epoch import Demand, EpochEngine, Equilibrium, MemorySystem
     from cxlsim.memory.expander import ExpanderTarget
-    from cxlsim.memory.curvefile import CurveFileSpec, load_curve_file, load_curves, write_curves
-    from cxlsim.memory.cores import access_cores
     from cxlsim.memory.hierarchy import ChunkStats, CoreMemory, CpuParams
-    from cxlsim.memory.kernel import KernelMemory, KernelParams
     from cxlsim.memory.loaded import CurveTarget, MemoryNode, model_curves
-    from cxlsim.memory.mempolicy import MemPolicy, OutOfMemoryError, PagePlacement
-    from cxlsim.memory.numa import Numa, NumaParams
     from cxlsim.memory.pagetable import PAGE_SIZES, WALK_LEVELS, PageTable
-    from cxlsim.memory.placement import Placement, policy_shares
     from cxlsim.memory.reference import ReferenceCore
     from cxlsim.memory.tlb import TlbArrayParams, TlbParams

@@ -6,7 +6,7 @@ parameters as the transaction level. Traffic is described by :class:`Demand` cla
 ``threads`` identical threads, each alternating ``gap`` ns of core work (compute, or
 MLC's injected delay) with a memory access, keeping up to ``mlp`` accesses in flight,
 its accesses spread over the nodes by ``shares`` (the memory policy's fractions
-of pages, :func:`~cxlsim.memory.placement.policy_shares`) and
+of pages, :func:`~cxlsim.mm.placement.policy_shares`) and
 ``read_fraction`` of the bytes read (each access reads a line; writes follow at
 ``(1 - r) / r`` lines per access and do not stall the core).
 

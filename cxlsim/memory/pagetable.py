@@ -4,9 +4,12 @@ One :class:`PageTable` maps a virtual region with one page size (4 KiB, 2 MiB or
 1 GiB: an x86-64 radix tree of 4, 3 or 2 levels). Pages are mapped with :meth:`map`,
 which hands out consecutive physical frames in the order the pages are first touched --
 what a freshly booted kernel's buddy allocator gives a process that initialises its
-buffer front to back. The node each page lives on is read from a
-:class:`~cxlsim.memory.placement.Placement` -- its own, or one shared with the kernel's
-memory model (the same array, so the walk sees every migration without a copy).
+buffer front to back. The node each page lives on is the operating system's to say:
+the table reads it from a :class:`PageNodes` -- in a trace run the OS's
+:class:`~cxlsim.mm.placement.Placement`, shared with the kernel's memory model (the
+same array, so the walk sees every migration without a copy); on its own, a
+:class:`OwnNodes`. The interface is defined here, so the dependency runs from the OS
+layer (``cxlsim.mm``) down to the hardware's, never up.
 
 The page tables themselves live in physical memory ``TABLE_OFFSET`` above the data
 frames; :meth:`entry_address` gives the physical address of the entry read at each
@@ -15,10 +18,12 @@ level of a walk, so the walk's references can go through the data caches.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Protocol
+
 import numpy as np
 
 import cxlsim.memory._kernels as _kernels
-from cxlsim.memory.placement import Placement
 
 #: Page sizes and their names.
 PAGE_SIZES = {4096: "4 KiB", 2**21: "2 MiB", 2**30: "1 GiB"}
@@ -28,19 +33,48 @@ WALK_LEVELS = {4096: 4, 2**21: 3, 2**30: 2}
 TABLE_OFFSET = 1 << 40
 
 
+class PageNodes(Protocol):
+    """What a page table reads of where its pages are: one node per page (-1: none),
+    and places pages it maps. :class:`cxlsim.mm.placement.Placement` is one."""
+
+    node: np.ndarray
+    page_size: int
+
+    @property
+    def n_pages(self) -> int: ...
+
+    def place(self, pages: np.ndarray, node: int) -> None: ...
+
+
+@dataclass
+class OwnNodes:
+    """The nodes of a page table's pages when no OS placement is shared: the table
+    alone places them (:meth:`PageTable.map`)."""
+
+    node: np.ndarray
+    page_size: int
+
+    @property
+    def n_pages(self) -> int:
+        return self.node.size
+
+    def place(self, pages: np.ndarray, node: int) -> None:
+        self.node[pages] = node
+
+
 class PageTable:
     """Virtual region ``[va_base, va_base + va_size)`` mapped with ``page_size`` pages.
 
     ``frames[i]`` is the physical frame number (in pages; -1 while unmapped) of the
     region's page ``i``, ``nodes[i]`` its node: page ``i`` of ``placement`` (given: one
-    page per page of the region, of the same size; none: a new one). Data frames are numbered
+    page per page of the region, of the same size; none: an :class:`OwnNodes`). Data frames are numbered
     from ``phys_base`` up; page tables of processes that share a cache should be given
     disjoint physical ranges (``phys_base`` at least ``2 * TABLE_OFFSET`` apart).
     """
 
     def __init__(self, page_size: int = 4096, va_base: int = 0, va_size: int = 2**30,
                  phys_base: int = 0, table_node: int = 0,
-                 placement: Placement | None = None) -> None:
+                 placement: PageNodes | None = None) -> None:
         if page_size not in PAGE_SIZES:
             raise ValueError(f"page size must be 4 KiB, 2 MiB or 1 GiB, got {page_size} B")
         for name, value in (("va_base", va_base), ("va_size", va_size), ("phys_base", phys_base)):
@@ -58,7 +92,7 @@ class PageTable:
         pages = va_size // page_size
         self.frames = np.full(pages, -1, dtype=np.int64)
         if placement is None:
-            placement = Placement(pages, page_size)
+            placement = OwnNodes(np.full(pages, -1, np.int64), page_size)
         elif placement.n_pages != pages or placement.page_size != page_size:
             raise ValueError(f"the placement holds {placement.n_pages} pages of "
                              f"{placement.page_size} B, the region {pages} of {page_size} B")

@@ -37,7 +37,7 @@ from pydantic import Field
 
 from cxlsim.config.base import StrictModel
 from cxlsim.memory.hierarchy import CoreMemory
-from cxlsim.memory.kernel import KernelMemory
+from cxlsim.mm.kernel import KernelMemory
 from cxlsim.traces.pages import PAGE_BYTES
 from cxlsim.units import Bandwidth, Time, shown_in
 #: Simulated nanoseconds of one rate-limit window (the kernel's MSEC_PER_SEC window).

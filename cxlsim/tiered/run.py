@@ -6,7 +6,7 @@ page table and every per-page array are sized by the footprint, counts each page
 accesses (what an offline policy needs) and takes each page's type (anon or file) from
 the trace's ``page_type`` column (anon without one). Every page's placement -- node,
 type, allocation and last-access epochs, accesses, how it last moved -- is one
-:class:`~cxlsim.memory.placement.Placement`, which the kernel's memory model changes
+:class:`~cxlsim.mm.placement.Placement`, which the kernel's memory model changes
 and the page table, the scanner, the monitor and the policies read. The second pass is
 the simulation, a SimPy process on the project's :class:`~cxlsim.engine.Simulation`:
 
@@ -14,7 +14,7 @@ the simulation, a SimPy process on the project's :class:`~cxlsim.engine.Simulati
   in first-seen order, folded onto ``cores``), each core with its own TLBs and private
   caches and the shared ones of its complex, over one page table;
 * at a page's first touch the placement policy (:mod:`cxlsim.tiered.policies`) names the
-  node it aims at and the kernel's allocator (:class:`~cxlsim.memory.kernel.
+  node it aims at and the kernel's allocator (:class:`~cxlsim.mm.kernel.
   KernelMemory`) places it -- falling back by distance, waking kswapd, reclaiming
   directly; a page reclaim took back is allocated again at its next epoch (a refault);
 * each core's share of the epoch runs through its hierarchy with the last epoch's loaded
@@ -69,13 +69,13 @@ import pandas as pd
 
 from cxlsim.engine import Simulation
 from cxlsim.errors import InputError
-from cxlsim.memory.epoch import EpochEngine, MemorySystem
 from cxlsim.memory.cores import access_cores
+from cxlsim.memory.epoch import EpochEngine, MemorySystem
 from cxlsim.memory.hierarchy import CoreMemory, CpuParams
-from cxlsim.memory.kernel import MAX_RECLAIM_RETRIES, KernelMemory
 from cxlsim.memory.pagetable import PageTable
-from cxlsim.memory.placement import Placement
 from cxlsim.memory.sampling import kept_pages, scaled_cpu
+from cxlsim.mm.kernel import MAX_RECLAIM_RETRIES, KernelMemory
+from cxlsim.mm.placement import Placement
 from cxlsim.tiered.damon import Damon, DamonParams
 from cxlsim.tiered.migration import MigrationParams, Migrator
 from cxlsim.tiered.policies import EpochView, Policy

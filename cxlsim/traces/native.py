@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from cxlsim.errors import InputError
-from cxlsim.memory.placement import ANON, FILE, PAGE_TYPES  # ``page_type`` codes and names
+from cxlsim.mm.placement import ANON, FILE, PAGE_TYPES  # ``page_type`` codes and names
 from cxlsim.traces.files import atomic_output
 
 #: A chunk of records: column name -> numpy array, all of the same length.

@@ -23,8 +23,8 @@ from pydantic import Field, model_validator
 from cxlsim.config.base import StrictModel
 from cxlsim.experiments.result import RunResult
 from cxlsim.experiments.spec import ExperimentSpec, register
-from cxlsim.memory.mempolicy import MemPolicy, PagePlacement
-from cxlsim.memory.numa import Numa, NumaParams
+from cxlsim.mm.mempolicy import MemPolicy, PagePlacement
+from cxlsim.mm.numa import Numa, NumaParams
 from cxlsim.units import Size
 
 

@@ -28,8 +28,8 @@ from cxlsim.experiments.memory_base import MemoryExperiment
 from cxlsim.experiments.result import RunResult
 from cxlsim.experiments.spec import register
 from cxlsim.memory.epoch import Demand
-from cxlsim.memory.placement import policy_shares
-from cxlsim.memory.numa import auto_weights
+from cxlsim.mm.numa import auto_weights
+from cxlsim.mm.placement import policy_shares
 from cxlsim.units import Time
 
 

@@ -38,15 +38,15 @@ from cxlsim.experiments.memory_base import MemoryExperiment
 from cxlsim.experiments.progress import progress_bar
 from cxlsim.experiments.result import RunResult
 from cxlsim.experiments.spec import register
-from cxlsim.memory.kernel import WMARK_MIN, KernelMemory, KernelParams
-from cxlsim.memory.mempolicy import MemPolicy
-from cxlsim.memory.numa import Numa
-from cxlsim.memory.placement import DEMOTED, PAGE_TYPES, PROMOTED, Placement
 from cxlsim.memory.sampling import check_factor, scaled_cpu
-from cxlsim.tiered.policies import POLICIES
-from cxlsim.tiered.policies.damon import check_attrs
+from cxlsim.mm.kernel import WMARK_MIN, KernelMemory, KernelParams
+from cxlsim.mm.mempolicy import MemPolicy
+from cxlsim.mm.numa import Numa
+from cxlsim.mm.placement import DEMOTED, PAGE_TYPES, PROMOTED, Placement
 from cxlsim.tiered.damon import DamonParams
 from cxlsim.tiered.migration import MigrationParams
+from cxlsim.tiered.policies import POLICIES
+from cxlsim.tiered.policies.damon import check_attrs
 from cxlsim.tiered.run import VMSTAT, Scanner, Survey, simulate, survey
 from cxlsim.traces import generate, open_trace
 from cxlsim.traces.generators import KINDS

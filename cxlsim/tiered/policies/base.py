@@ -2,10 +2,10 @@
 
 A policy sees the run's pages as dense ids (first-seen order) and the machine's NUMA
 nodes. At a page's first touch it names the node the allocation aims at (and, for a bind
-policy, the nodes allowed); the kernel's allocator (:class:`~cxlsim.memory.kernel.
+policy, the nodes allowed); the kernel's allocator (:class:`~cxlsim.mm.kernel.
 KernelMemory`) decides where it lands -- falling back by distance, reclaiming, demoting.
 Where every page is, its type, when it was allocated and last accessed, its accesses and
-how it last moved are the run's :class:`~cxlsim.memory.placement.Placement`
+how it last moved are the run's :class:`~cxlsim.mm.placement.Placement`
 (``EpochView.placement``). After each epoch a policy may ask for pages to move.
 
 A policy's tunables are its :attr:`Policy.Params` (a strict model: every field with the
@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cxlsim.config.base import StrictModel
-from cxlsim.memory.kernel import KernelMemory
-from cxlsim.memory.mempolicy import MemPolicy
-from cxlsim.memory.numa import Numa
-from cxlsim.memory.placement import Placement
+from cxlsim.mm.kernel import KernelMemory
+from cxlsim.mm.mempolicy import MemPolicy
+from cxlsim.mm.numa import Numa
+from cxlsim.mm.placement import Placement
 from cxlsim.tiered.migration import MigrationParams
 
 
@@ -71,7 +71,7 @@ class PolicyParams(StrictModel):
 @dataclass(frozen=True)
 class Switches:
     """Kernel settings a policy stands for: fields of the experiment's ``kernel``
-    (:class:`~cxlsim.memory.kernel.KernelParams`), ``numa_balancing`` and ``damon``
+    (:class:`~cxlsim.mm.kernel.KernelParams`), ``numa_balancing`` and ``damon``
     blocks, each ``{field: value}``; the experiment applies them and refuses a file that
     sets one of them otherwise."""
 

@@ -64,8 +64,8 @@ from pydantic import Field, model_validator
 
 from cxlsim.config.base import ProblemAt, StrictModel
 from cxlsim.errors import InputError
-from cxlsim.memory.mempolicy import MemPolicy
-from cxlsim.memory.numa import Numa
+from cxlsim.mm.mempolicy import MemPolicy
+from cxlsim.mm.numa import Numa
 from cxlsim.tiered.migration import MigrationParams
 from cxlsim.tiered.policies.base import EpochView, PolicyParams, Switches
 from cxlsim.tiered.policies.static import Static

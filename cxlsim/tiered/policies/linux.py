@@ -10,7 +10,7 @@
   mm/memory-tiers.c ``numa_demotion_enabled``); nothing promotes, so a demoted page
   that turns hot stays on CXL.
 
-Both are kernel behaviour (:class:`~cxlsim.memory.kernel.KernelMemory`): the policies
+Both are kernel behaviour (:class:`~cxlsim.mm.kernel.KernelMemory`): the policies
 only aim first touches and turn the switches.
 """
 

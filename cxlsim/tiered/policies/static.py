@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from cxlsim.errors import InputError
-from cxlsim.memory.mempolicy import MemPolicy, PagePlacement
-from cxlsim.memory.numa import Numa
+from cxlsim.mm.mempolicy import MemPolicy, PagePlacement
+from cxlsim.mm.numa import Numa
 from cxlsim.tiered.policies.base import Policy, PolicyParams
 
 

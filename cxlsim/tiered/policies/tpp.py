@@ -14,7 +14,7 @@ Modelled, each mechanism switchable (:class:`TppParams`):
   node is woken once free pages fall below WMARK_DEMOTE (``demote_scale_factor``) and
   demotes the inactive tails to CXL until free pages reach it, while allocations still
   need only the low watermark -- so new allocations keep landing locally
-  (:class:`~cxlsim.memory.kernel.KernelMemory`, ``demote_scale_factor``);
+  (:class:`~cxlsim.mm.kernel.KernelMemory`, ``demote_scale_factor``);
 * **page-type-aware allocation** (the paper only, off by default): file pages are
   allocated on CXL first and promoted if they turn hot.
 
@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field
 
-from cxlsim.memory.kernel import ACTIVE
+from cxlsim.mm.kernel import ACTIVE
 from cxlsim.tiered.policies.base import EpochView, Policy, PolicyParams, Switches
 
 

@@ -7,7 +7,7 @@ in auto mode. Distances form an ACPI SLIT-like matrix: 10 on the diagonal, 11..2
 elsewhere, symmetric; without one every remote node is at 20.
 
 :class:`Numa` is the machine's runtime state, shared by every process placed on it
-(:class:`~cxlsim.memory.mempolicy.PagePlacement`): capacity and free pages per node,
+(:class:`~cxlsim.mm.mempolicy.PagePlacement`): capacity and free pages per node,
 each node's fallback order (the kernel's zonelist) and the weighted-interleave weight
 table (``/sys/kernel/mm/mempolicy/weighted_interleave/nodeN``)::
 

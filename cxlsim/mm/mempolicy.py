@@ -17,7 +17,7 @@ mode (numactl option)      where a page goes
                            from there as ``preferred`` does
 ``weighted-interleave``    as interleave, but each round gives ``w`` consecutive
 (``-w 1,2``)               indices to a node of weight ``w``: the policy's weights or
-                           the machine's table (:class:`~cxlsim.memory.numa.Numa`)
+                           the machine's table (:class:`~cxlsim.mm.numa.Numa`)
 =========================  =========================================================
 
 "Full" means every page of the node is taken (watermarks and reclaim are not
@@ -43,9 +43,9 @@ hmalloc's arena applies the ``hmctl`` policy); the others follow the process pol
     proc.counts(area)                                   # pages per node: all on node 2
     proc.node_of(vpages)                                # node per page, -1 untouched
 
-The pages live in a :class:`~cxlsim.memory.placement.Placement` (``proc.placement``):
+The pages live in a :class:`~cxlsim.mm.placement.Placement` (``proc.placement``):
 this class is the first-touch allocator that places them; the interleave round is the
-placement module's :func:`~cxlsim.memory.placement.interleave_round`.
+placement module's :func:`~cxlsim.mm.placement.interleave_round`.
 """
 
 from __future__ import annotations
@@ -59,8 +59,8 @@ from pydantic import Field, field_validator, model_validator
 
 from cxlsim.config.base import StrictModel
 from cxlsim.errors import InputError
-from cxlsim.memory.numa import MAX_WEIGHT, Numa
-from cxlsim.memory.placement import Placement, interleave_round
+from cxlsim.mm.numa import MAX_WEIGHT, Numa
+from cxlsim.mm.placement import Placement, interleave_round
 
 Mode = Literal["default", "bind", "preferred", "interleave", "weighted-interleave"]
 
@@ -95,7 +95,7 @@ def parse_numactl(text: str) -> dict[str, Any]:
 class MemPolicy(StrictModel):
     """A memory policy. Also read from numactl-style text (:func:`parse_numactl`)."""
 
-    mode: Mode = Field("default", description="the policy (see cxlsim.memory.mempolicy)")
+    mode: Mode = Field("default", description="the policy (see cxlsim.mm.mempolicy)")
     nodes: list[Annotated[int, Field(ge=0)]] = Field(
         default_factory=list, description="the policy's nodes, a set (order and repeats "
                                           "do not matter); none for default")
@@ -238,7 +238,7 @@ class PagePlacement:
     def preferred(self, pages: np.ndarray) -> tuple[np.ndarray, list[int] | None]:
         """The node each of ``pages`` (of the process policy) aims at before any fallback,
         and the nodes a bind policy allows (None: any) -- what the kernel's allocator is
-        asked for (:class:`~cxlsim.memory.kernel.KernelMemory` decides where they land)."""
+        asked for (:class:`~cxlsim.mm.kernel.KernelMemory` decides where they land)."""
         pages = np.asarray(pages, dtype=np.int64)
         routes, index = self._routes(self.policy, pages)
         first = np.array([r[0] for r in routes], dtype=np.int64)

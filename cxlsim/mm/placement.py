@@ -24,9 +24,9 @@ attribute so every operation is vectorized):
 and ``page_size`` (bytes, the same for every page: one page table maps them) and
 ``epoch``, the clock its owner advances (the trace run: the epoch being run).
 
-Who changes it: at first touch a memory policy -- :class:`~cxlsim.memory.mempolicy.
+Who changes it: at first touch a memory policy -- :class:`~cxlsim.mm.mempolicy.
 PagePlacement` (numactl's rules, for a process's regions) or the kernel's allocator
-:class:`~cxlsim.memory.kernel.KernelMemory` (watermarks, fallback, reclaim; it keeps its
+:class:`~cxlsim.mm.kernel.KernelMemory` (watermarks, fallback, reclaim; it keeps its
 LRU lists beside the placement) -- calls :meth:`Placement.place`; the kernel's
 demotions and migrations call :meth:`move`, reclaim :meth:`free`.
 :class:`~cxlsim.memory.pagetable.PageTable` reads ``node`` -- the same array object,

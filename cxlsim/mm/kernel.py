@@ -4,7 +4,7 @@ demotion, memory tiers, migration and vmstat counters.
 The model a tiering policy (TPP, NUMA balancing's tiering mode, ...) acts on: every page
 of a footprint (dense ids ``0..n-1``) is free or resident on one node, on that node's
 active or inactive list of its type (anon or file). Each page's node and type are the
-footprint's :class:`~cxlsim.memory.placement.Placement` (``mem.placement``; allocation,
+footprint's :class:`~cxlsim.mm.placement.Placement` (``mem.placement``; allocation,
 demotion, migration and reclaim change it there); the LRU state is kept here. State is
 one numpy array per attribute, so every operation is vectorized over pages::
 
@@ -87,9 +87,9 @@ from numba import njit
 from pydantic import Field
 
 from cxlsim.config.base import ProblemAt, StrictModel
-from cxlsim.memory.mempolicy import OutOfMemoryError
-from cxlsim.memory.numa import Numa
-from cxlsim.memory.placement import ANON, DEMOTED, FILE, PAGE_TYPES, PROMOTED, Placement
+from cxlsim.mm.mempolicy import OutOfMemoryError
+from cxlsim.mm.numa import Numa
+from cxlsim.mm.placement import ANON, DEMOTED, FILE, PAGE_TYPES, PROMOTED, Placement
 
 # An LRU list pair per page type (``enum lru_list``): ANON, FILE.
 #: LRU list of a resident page; NONE: the page is not resident.

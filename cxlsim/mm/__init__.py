@@ -1,0 +1,35 @@
+"""The operating system's memory management, as Linux's ``mm/`` does it: NUMA nodes and
+their fallback order (:mod:`~cxlsim.mm.numa`), memory policies (:mod:`~cxlsim.mm.mempolicy`),
+every page's placement, which the policies, the kernel model and the page table share
+(:mod:`~cxlsim.mm.placement`), and the kernel's memory state that tiering policies act on
+(:mod:`~cxlsim.mm.kernel`).
+
+It sits between the hardware (:mod:`cxlsim.memory`: caches, page walks, DRAM, expanders)
+and the tiering policies with their trace run (:mod:`cxlsim.tiered`): it reads the
+hardware's models, and the policies call it.
+"""
+
+from typing import TYPE_CHECKING
+
+from cxlsim.lazy import lazy_attributes
+
+#: Where each public name lives; imported at first use (numba only when asked for).
+_WHERE = {
+    "KernelMemory": ".kernel",
+    "KernelParams": ".kernel",
+    "MemPolicy": ".mempolicy",
+    "OutOfMemoryError": ".mempolicy",
+    "PagePlacement": ".mempolicy",
+    "Numa": ".numa",
+    "NumaParams": ".numa",
+    "Placement": ".placement",
+    "policy_shares": ".placement",
+}
+__all__ = sorted(_WHERE)
+__getattr__ = lazy_attributes(__name__, _WHERE)
+
+if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
+    from cxlsim.mm.kernel import KernelMemory, KernelParams
+    from cxlsim.mm.mempolicy import MemPolicy, OutOfMemoryError, PagePlacement
+    from cxlsim.mm.numa import Numa, NumaParams
+    from cxlsim.mm.placement import Placement, policy_shares
