@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from cxlsim.errors import InputError
-from cxlsim.mm.kernel import WMARK_HIGH, KernelMemory
+from cxlsim.mm.kernel import KernelMemory
+from cxlsim.mm.watermarks import WMARK_HIGH
 from cxlsim.mm.numa import Numa
 from cxlsim.tiered.policies import EpochView
 from cxlsim.tiered.policies.colloid import Colloid, ColloidParams

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from conftest import REPO
 from cxlsim.errors import InputError
 from cxlsim.experiments import load_experiment
-from cxlsim.mm.kernel import WMARK_MIN, KernelMemory
+from cxlsim.mm.kernel import KernelMemory
+from cxlsim.mm.watermarks import WMARK_MIN
 from cxlsim.mm.numa import Numa
 from cxlsim.tiered.damon import Damon, DamonParams
 from cxlsim.tiered.policies import EpochView

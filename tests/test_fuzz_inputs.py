@@ -27,7 +27,8 @@ from cxlsim.errors import InputError
 from cxlsim.experiments import load_experiment
 from cxlsim.experiments.spec import experiment_kinds
 from cxlsim.memory.curvefile import load_curve_file
-from cxlsim.mm.kernel import WMARK_MIN, KernelMemory
+from cxlsim.mm.kernel import KernelMemory
+from cxlsim.mm.watermarks import WMARK_MIN
 from cxlsim.tiered.policies import POLICIES
 from cxlsim.topology import load_topology
 from cxlsim.topology.schema import TopologySpec

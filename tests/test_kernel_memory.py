@@ -11,13 +11,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from cxlsim.mm.kernel import (ACTIVE, ANON, COUNTERS, FILE, INACTIVE, NONE, WMARK_HIGH,
-                                  WMARK_LOW, WMARK_MIN, WMARK_PROMO, KernelMemory,
-                                  KernelParams, default_min_free_kbytes, inactive_ratio,
-                                  watermarks)
+from cxlsim.mm.kernel import KernelMemory
+from cxlsim.mm.lru import ACTIVE, INACTIVE, NONE, inactive_ratio
 from cxlsim.mm.mempolicy import OutOfMemoryError
 from cxlsim.mm.numa import Numa
-from cxlsim.mm.placement import Placement
+from cxlsim.mm.params import KernelParams
+from cxlsim.mm.placement import ANON, FILE, Placement
+from cxlsim.mm.vmstat import COUNTERS
+from cxlsim.mm.watermarks import (WMARK_HIGH, WMARK_LOW, WMARK_MIN, WMARK_PROMO,
+                                  default_min_free_kbytes, watermarks)
 
 MiB, GiB = 2**20, 2**30
 
@@ -256,7 +258,7 @@ def test_without_the_promo_watermark_a_refused_promotion_wakes_nobody():
                                            "promo_watermark": False,
                                            "demotion_enabled": True})
     assert not mem.promo_watermark
-    assert mem._kswapd_mark(0) == int(mem.wmark[0, WMARK_HIGH])
+    assert mem.reclaim.kswapd_mark(0) == int(mem.wmark[0, WMARK_HIGH])
     high = int(mem.wmark[0, WMARK_HIGH])
     mem.alloc(np.arange(int(mem.nr_free[0]) - high - 11), 0)
     cxl = np.arange(30000, 30040)
@@ -266,7 +268,7 @@ def test_without_the_promo_watermark_a_refused_promotion_wakes_nobody():
     assert not mem.kswapd_woken[0]
     upstream = KernelMemory(dram_cxl(), 40000, {"numa_balancing_tiering": True})
     assert upstream.promo_watermark
-    assert upstream._kswapd_mark(0) == int(upstream.wmark[0, WMARK_PROMO])
+    assert upstream.reclaim.kswapd_mark(0) == int(upstream.wmark[0, WMARK_PROMO])
 
 
 @pytest.mark.parametrize("call, message", [
@@ -420,7 +422,7 @@ def test_the_list_order_finds_each_lists_tail_as_a_scan_would(ops, files):
         elif op == "move" and (up := here[mem.node[here] == 1]).size:
             mem.migrate(up, 0)
         elif op == "reclaim":
-            mem._shrink_node(first % 2, count, direct=True)
+            mem.reclaim.shrink_node(first % 2, count, direct=True)
         for node, kind, lru in np.ndindex(2, 2, 2):
             want = _tail_by_scan(mem, node, kind, lru, count)
-            assert mem._oldest(node, kind, lru, count).tolist() == want
+            assert mem.lists.oldest(node, kind, lru, count).tolist() == want

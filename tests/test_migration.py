@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 from cxlsim.memory import CoreMemory, PageTable
-from cxlsim.mm.kernel import WMARK_HIGH, WMARK_PROMO, KernelMemory, KernelParams
+from cxlsim.mm.kernel import KernelMemory
+from cxlsim.mm.params import KernelParams
+from cxlsim.mm.watermarks import WMARK_HIGH, WMARK_PROMO
 from cxlsim.mm.numa import Numa
 from cxlsim.tiered import policies
 from cxlsim.tiered.migration import MigrationParams, Migrator

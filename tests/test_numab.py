@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from cxlsim.errors import InputError
-from cxlsim.mm.kernel import KernelMemory, KernelParams
+from cxlsim.mm.kernel import KernelMemory
+from cxlsim.mm.params import KernelParams
 from cxlsim.mm.numa import Numa
 from cxlsim.tiered.migration import MigrationParams
 from cxlsim.tiered.policies import EpochView
@@ -137,7 +138,8 @@ def test_bad_tunables_are_one_line_naming_the_key(tmp_path, override, message):
 def test_normal_numa_balancing_promotes_into_room_and_never_demotes():
     """numa-balancing (kernel.numa_balancing=1): every node scanned, no demotion; a
     faulting CXL page moves to DRAM while DRAM has room above its high watermark."""
-    from cxlsim.mm.kernel import WMARK_HIGH, KernelMemory
+    from cxlsim.mm.kernel import KernelMemory
+    from cxlsim.mm.watermarks import WMARK_HIGH
     from cxlsim.mm.numa import Numa
     from cxlsim.tiered.policies import POLICIES, EpochView
 

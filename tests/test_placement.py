@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from cxlsim.memory.hierarchy import CoreMemory, CpuParams
 from cxlsim.memory.pagetable import PageTable
-from cxlsim.mm.kernel import ACTIVE, INACTIVE, NONE, KernelMemory
+from cxlsim.mm.kernel import KernelMemory
+from cxlsim.mm.lru import ACTIVE, INACTIVE, NONE
 from cxlsim.mm.mempolicy import MemPolicy, PagePlacement
 from cxlsim.mm.numa import Numa
 from cxlsim.mm.placement import (ANON, DEMOTED, FILE, PROMOTED, SHMEM, Placement,

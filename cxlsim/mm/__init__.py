@@ -16,7 +16,7 @@ from cxlsim.lazy import lazy_attributes
 #: Where each public name lives; imported at first use (numba only when asked for).
 _WHERE = {
     "KernelMemory": ".kernel",
-    "KernelParams": ".kernel",
+    "KernelParams": ".params",
     "MemPolicy": ".mempolicy",
     "OutOfMemoryError": ".mempolicy",
     "PagePlacement": ".mempolicy",
@@ -29,7 +29,8 @@ __all__ = sorted(_WHERE)
 __getattr__ = lazy_attributes(__name__, _WHERE)
 
 if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
-    from cxlsim.mm.kernel import KernelMemory, KernelParams
+    from cxlsim.mm.kernel import KernelMemory
+    from cxlsim.mm.params import KernelParams
     from cxlsim.mm.mempolicy import MemPolicy, OutOfMemoryError, PagePlacement
     from cxlsim.mm.numa import Numa, NumaParams
     from cxlsim.mm.placement import Placement, policy_shares

@@ -39,7 +39,9 @@ from cxlsim.experiments.progress import progress_bar
 from cxlsim.experiments.result import RunResult
 from cxlsim.experiments.spec import register
 from cxlsim.memory.sampling import check_factor, scaled_cpu
-from cxlsim.mm.kernel import WMARK_MIN, KernelMemory, KernelParams
+from cxlsim.mm.kernel import KernelMemory
+from cxlsim.mm.params import KernelParams
+from cxlsim.mm.watermarks import WMARK_MIN
 from cxlsim.mm.mempolicy import MemPolicy
 from cxlsim.mm.numa import Numa
 from cxlsim.mm.placement import DEMOTED, PAGE_TYPES, PROMOTED, Placement

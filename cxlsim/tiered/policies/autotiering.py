@@ -35,7 +35,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from cxlsim.mm.kernel import WMARK_HIGH
+from cxlsim.mm.watermarks import WMARK_HIGH
 from cxlsim.tiered.policies.base import EpochView, PolicyParams, Switches
 from cxlsim.tiered.policies.static import Static
 

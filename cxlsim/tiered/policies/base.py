@@ -71,7 +71,7 @@ class PolicyParams(StrictModel):
 @dataclass(frozen=True)
 class Switches:
     """Kernel settings a policy stands for: fields of the experiment's ``kernel``
-    (:class:`~cxlsim.mm.kernel.KernelParams`), ``numa_balancing`` and ``damon``
+    (:class:`~cxlsim.mm.params.KernelParams`), ``numa_balancing`` and ``damon``
     blocks, each ``{field: value}``; the experiment applies them and refuses a file that
     sets one of them otherwise."""
 

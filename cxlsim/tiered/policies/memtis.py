@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field
 
-from cxlsim.mm.kernel import WMARK_HIGH
+from cxlsim.mm.watermarks import WMARK_HIGH
 from cxlsim.tiered.policies.base import EpochView, PolicyParams
 from cxlsim.tiered.policies.static import Static
 from cxlsim.traces.pages import PAGE_BYTES

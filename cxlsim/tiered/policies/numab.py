@@ -38,7 +38,7 @@ from typing import Annotated
 import numpy as np
 from pydantic import Field
 
-from cxlsim.mm.kernel import WMARK_PROMO
+from cxlsim.mm.watermarks import WMARK_PROMO
 from cxlsim.tiered.policies.autotiering import AutoTiering, AutoTieringParams
 from cxlsim.tiered.policies.base import EpochView, PolicyParams, Switches
 from cxlsim.tiered.policies.static import Static

@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field
 
-from cxlsim.mm.kernel import ACTIVE
+from cxlsim.mm.lru import ACTIVE
 from cxlsim.tiered.policies.base import EpochView, Policy, PolicyParams, Switches
 
 

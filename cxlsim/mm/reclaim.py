@@ -1,0 +1,205 @@
+"""Reclaim: kswapd and direct reclaim freeing a node's pages from its inactive lists'
+tails, demoting them to a lower tier first when the kernel allows it.
+
+What follows the kernel, and from where (torvalds/linux, 6.x):
+
+* Reclaim (mm/vmscan.c ``shrink_node``, ``get_scan_count``, ``shrink_folio_list``,
+  ``demote_folio_list``): priorities 12 down to 0 scan ``size >> priority`` of each
+  inactive list; file only while the inactive file list is not low (cache trim mode) or
+  anon cannot be reclaimed; otherwise anon:file in swappiness:(200 - swappiness) (no
+  refault costs modelled), equally at priority 0. Anon is reclaimable only with swap or a
+  demotion target. A reclaimed page is demoted first when ``demotion_enabled``
+  (mm/memory-tiers.c ``numa_demotion_enabled``, default false), to the preferred target,
+  then the other lower-tier nodes (``alloc_demote_folio``, no reclaim on the target, down
+  to its min watermark); otherwise a file page is dropped and an anon page swapped out if
+  swap is on, else activated. Scanning stops as soon as the target is met (the kernel
+  overshoots by up to a batch).
+* kswapd (``balance_pgdat``, ``pgdat_balanced``): a woken node reclaims until free pages
+  exceed the high watermark (the promo watermark whenever NUMA balancing's tiering mode
+  is on, as ``pgdat_balanced`` checks ``NUMA_BALANCING_MEMORY_TIERING``, unless
+  ``promo_watermark`` says otherwise: TPP's patch set predates it). The simulation
+  decides when kswapd runs (:meth:`Reclaim.kswapd`).
+* TPP's decoupled watermarks (LKML "[PATCH 0/5] Transparent Page Placement for
+  Tiered-Memory", Nov 2021; never upstream), off by default: a top-tier node's kswapd is
+  woken as soon as an allocation or a promotion leaves fewer free pages than WMARK_DEMOTE
+  (``demote_scale_factor``), or the scheduler's periodic
+  :meth:`Reclaim.check_toptier_balanced` finds it so, and balances to it, while
+  allocations still need only the low watermark.
+
+Not modelled: refault/workingset costs, writeback of dirty pages, memcg.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cxlsim.mm.lru import ACTIVE, INACTIVE, LruLists, inactive_ratio
+from cxlsim.mm.params import KernelParams
+from cxlsim.mm.placement import ANON, DEMOTED, FILE
+from cxlsim.mm.vmstat import VmStat
+from cxlsim.mm.watermarks import (SWAP_CLUSTER_MAX, WMARK_HIGH, WMARK_LOW, WMARK_MIN,
+                                  WMARK_PROMO, Zones)
+
+#: Reclaim priorities run from DEF_PRIORITY down to 0 (mm/vmscan.c).
+DEF_PRIORITY = 12
+
+
+class Reclaim:
+    """Reclaim on ``zones``' nodes from ``lists`` under ``params``; ``woken``: the nodes
+    whose kswapd is awake."""
+
+    def __init__(self, zones: Zones, lists: LruLists, stat: VmStat,
+                 params: KernelParams) -> None:
+        self.zones, self.lists, self.stat, self.params = zones, lists, stat, params
+        self.woken = np.zeros(zones.numa.n_nodes, dtype=bool)
+
+    @property
+    def promo_watermark(self) -> bool:
+        """Whether the upstream tiering mode's WMARK_PROMO rules apply (see
+        :attr:`KernelParams.promo_watermark`)."""
+        p = self.params
+        return p.numa_balancing_tiering if p.promo_watermark is None else p.promo_watermark
+
+    def wake_kswapd(self, node: int) -> None:
+        """``wakeup_kswapd``: wake ``node``'s kswapd unless the node is balanced."""
+        self.zones.numa.check_node(node, memory=True)
+        if not self.woken[node] and self.zones.nr_free[node] <= self.kswapd_mark(node):
+            self.woken[node] = True
+            self.stat.count("kswapd_wakeup", node)
+
+    def check_demote(self, node: int) -> None:
+        """TPP's check after a page is taken from ``node`` (``rmqueue``; promotions
+        allocate there too): below WMARK_DEMOTE, wake its kswapd."""
+        if self.zones.nr_free[node] < self.zones.wmark_demote[node]:
+            self.wake_kswapd(node)
+
+    def check_toptier_balanced(self) -> None:
+        """TPP's ``check_toptier_balanced`` (called from the scheduler's load-balance
+        tick): wake the kswapd of every top-tier node below its WMARK_DEMOTE."""
+        for node in np.flatnonzero(self.zones.wmark_demote):
+            self.check_demote(int(node))
+
+    def kswapd_mark(self, node: int) -> int:
+        """The watermark kswapd balances ``node`` to (``pgdat_balanced``: the promo
+        watermark in the upstream memory-tiering mode, else high; TPP's
+        WMARK_DEMOTE where it is set, which lies above both)."""
+        promo = self.promo_watermark
+        return max(int(self.zones.wmark[node, WMARK_PROMO if promo else WMARK_HIGH]),
+                   int(self.zones.wmark_demote[node]))
+
+    def kswapd(self) -> int:
+        """Run every woken kswapd once, fastest tier first (demotions may wake the
+        kswapd of a lower tier, which then runs too); returns the pages reclaimed."""
+        total = 0
+        for node in np.argsort(self.zones.tier, kind="stable"):
+            node = int(node)
+            if not self.woken[node]:
+                continue
+            need = self.kswapd_mark(node) + 1 - int(self.zones.nr_free[node])
+            if need > 0:
+                total += self.shrink_node(node, need, direct=False)
+            self.woken[node] = False
+        return total
+
+    def _can_demote(self, node: int) -> bool:
+        return self.params.demotion_enabled and self.zones.demotion_target[node] >= 0
+
+    def shrink_node(self, node: int, target: int, *, direct: bool) -> int:
+        """Reclaim up to ``target`` pages from ``node`` (``shrink_node`` over the
+        priorities); returns the pages freed from the node."""
+        lists = self.lists
+        anon_ok = self.params.swap or self._can_demote(node)
+        reclaimed = 0
+        for priority in range(DEF_PRIORITY, -1, -1):
+            if reclaimed >= target:
+                break
+            lists.age_active(node, FILE)
+            if anon_ok:
+                lists.age_active(node, ANON)
+            inactive = lists.nr[node, :, INACTIVE].copy()
+            if inactive.sum() == 0:
+                break
+            f_inactive, f_active = (int(x) for x in lists.nr[node, FILE])
+            trim = f_inactive >> priority > 0 and \
+                f_inactive * inactive_ratio(f_inactive + f_active) >= f_active
+            swappiness = self.params.swappiness
+            # almost out of file pages: force-scan anon (get_scan_count's file_is_tiny)
+            tiny = f_inactive + f_active + int(self.zones.nr_free[node]) \
+                <= self.zones.wmark[node, WMARK_HIGH] and int(inactive[ANON]) >> priority > 0
+            if not anon_ok:
+                share = {FILE: 1.0}
+            elif priority == 0 and swappiness:
+                share = {ANON: 1.0, FILE: 1.0}
+            elif tiny:
+                share = {ANON: 1.0}
+            elif trim:
+                share = {FILE: 1.0}
+            else:
+                share = {ANON: swappiness / 200, FILE: (200 - swappiness) / 200}
+            for kind, fraction in share.items():
+                budget = max(int((int(inactive[kind]) >> priority) * fraction),
+                             SWAP_CLUSTER_MAX)
+                reclaimed += self._shrink_inactive(node, kind, budget, target - reclaimed,
+                                                   direct)
+                if reclaimed >= target:
+                    break
+        return reclaimed
+
+    def _shrink_inactive(self, node: int, kind: int, budget: int, want: int,
+                         direct: bool) -> int:
+        """Scan up to ``budget`` pages from the inactive tail, stopping once ``want`` are
+        freed (``shrink_inactive_list``, ``shrink_folio_list``); returns pages freed."""
+        lists, zones, count = self.lists, self.zones, self.stat.count
+        pages = lists.oldest(node, kind, INACTIVE, budget)
+        if pages.size == 0 or want <= 0:
+            return 0
+        young = lists.young[pages]
+        room = sum(zones.avail(int(t), WMARK_MIN) for t in zones.demotion_order[node]) \
+            if self._can_demote(node) else 0
+        evictable = kind == FILE or self.params.swap
+        freed = ~young & ((np.cumsum(~young) <= room) | evictable)
+        cut = min(int(np.searchsorted(np.cumsum(freed), want)) + 1, pages.size)
+        pages, young = pages[:cut], young[:cut]
+        how = "direct" if direct else "kswapd"
+        count(f"pgscan_{how}", node, cut)
+
+        activate = pages[young & lists.referenced[pages]]
+        keep = pages[young & ~lists.referenced[pages]]
+        cold = pages[~young]
+        lists.young[pages] = False
+        lists.referenced[keep] = True
+        lists.referenced[cold] = False
+        tail = (node, kind, INACTIVE)  # where every page scanned comes from
+        lists.move(keep, INACTIVE, src=tail)
+
+        demoted = cold[:room]
+        rest = cold[room:]
+        start = 0
+        for target in zones.demotion_order[node] if room else ():
+            k = min(zones.avail(int(target), WMARK_MIN), demoted.size - start)
+            if k:
+                lists.move(demoted[start:start + k], INACTIVE, int(target), DEMOTED, tail)
+                count("pgmigrate_success", int(target), k)
+                self._wake_if_low(int(target))
+                start += k
+        count(f"pgdemote_{how}", node, demoted.size)
+
+        if evictable:
+            lists.drop(rest, tail)
+            if kind == ANON:
+                count("pswpout", node, rest.size)
+        else:
+            activate = np.concatenate([activate, rest])
+            rest = rest[:0]
+        count("pgactivate", node, activate.size)
+        lists.move(activate, ACTIVE, src=tail)
+        n_freed = demoted.size + rest.size
+        count(f"pgsteal_{how}", node, n_freed)
+        count("pgsteal_file" if kind == FILE else "pgsteal_anon", node, n_freed)
+        return n_freed
+
+    def _wake_if_low(self, node: int) -> None:
+        """Wake ``node``'s kswapd if an allocation left it at or below its low watermark
+        (the allocator's fast path failing there, as a demotion target's does)."""
+        if self.zones.nr_free[node] <= self.zones.wmark[node, WMARK_LOW]:
+            self.wake_kswapd(node)
