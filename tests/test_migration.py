@@ -1,4 +1,4 @@
-"""Page migration as work (cxlsim.tiered.migration): TLB shootdowns that really drop the
+"""Page migration as work (cxlsim.mm.migrate): TLB shootdowns that really drop the
 moved pages' entries, the promotion rate limit's one-second window, busy pages, and who
 pays for a move."""
 
@@ -9,11 +9,11 @@ import pytest
 
 from cxlsim.memory import CoreMemory, PageTable
 from cxlsim.mm.kernel import KernelMemory
+from cxlsim.mm.migrate import MigrationParams, Migrator
+from cxlsim.mm.numa import Numa
 from cxlsim.mm.params import KernelParams
 from cxlsim.mm.watermarks import WMARK_HIGH, WMARK_PROMO
-from cxlsim.mm.numa import Numa
 from cxlsim.tiered import policies
-from cxlsim.tiered.migration import MigrationParams, Migrator
 
 import test_trace_memory as tm
 from test_memory_hierarchy import _preset

@@ -10,7 +10,9 @@ import pytest
 MOVED = [("cxlsim.memory", "KernelMemory", "cxlsim.mm"),
          ("cxlsim.memory", "Numa", "cxlsim.mm"),
          ("cxlsim.memory", "Placement", "cxlsim.mm"),
-         ("cxlsim.memory", "policy_shares", "cxlsim.mm")]
+         ("cxlsim.memory", "policy_shares", "cxlsim.mm"),
+         ("cxlsim.tiered", "MigrationParams", "cxlsim.mm"),
+         ("cxlsim.tiered", "Migrator", "cxlsim.mm")]
 
 
 @pytest.mark.parametrize(("old", "name", "new"), MOVED)

@@ -8,9 +8,9 @@ import pytest
 
 from cxlsim.errors import InputError
 from cxlsim.mm.kernel import KernelMemory
-from cxlsim.mm.params import KernelParams
+from cxlsim.mm.migrate import MigrationParams
 from cxlsim.mm.numa import Numa
-from cxlsim.tiered.migration import MigrationParams
+from cxlsim.mm.params import KernelParams
 from cxlsim.tiered.policies import EpochView
 from cxlsim.tiered.policies.numab import NumabParams, NumabTiering
 
@@ -139,8 +139,8 @@ def test_normal_numa_balancing_promotes_into_room_and_never_demotes():
     """numa-balancing (kernel.numa_balancing=1): every node scanned, no demotion; a
     faulting CXL page moves to DRAM while DRAM has room above its high watermark."""
     from cxlsim.mm.kernel import KernelMemory
-    from cxlsim.mm.watermarks import WMARK_HIGH
     from cxlsim.mm.numa import Numa
+    from cxlsim.mm.watermarks import WMARK_HIGH
     from cxlsim.tiered.policies import POLICIES, EpochView
 
     kind = POLICIES["numa-balancing"]

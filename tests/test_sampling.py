@@ -12,7 +12,7 @@ from cxlsim.config import load_document, validate_document
 from cxlsim.errors import InputError
 from cxlsim.memory import CoreMemory, CpuParams, PageTable
 from cxlsim.memory.sampling import kept_pages, scaled_cpu
-from cxlsim.tiered.migration import MigrationParams, Migrator
+from cxlsim.mm.migrate import MigrationParams, Migrator
 from cxlsim.traces.generators.zipf import ScrambledZipfian
 from conftest import REPO
 

@@ -2,7 +2,8 @@
 their fallback order (:mod:`~cxlsim.mm.numa`), memory policies (:mod:`~cxlsim.mm.mempolicy`),
 every page's placement, which the policies, the kernel model and the page table share
 (:mod:`~cxlsim.mm.placement`), and the kernel's memory state that tiering policies act on
-(:mod:`~cxlsim.mm.kernel`).
+(:mod:`~cxlsim.mm.kernel`), and what moving a page costs the cores and what limits it
+(:mod:`~cxlsim.mm.migrate`).
 
 It sits between the hardware (:mod:`cxlsim.memory`: caches, page walks, DRAM, expanders)
 and the tiering policies with their trace run (:mod:`cxlsim.tiered`): it reads the
@@ -18,6 +19,8 @@ _WHERE = {
     "KernelMemory": ".kernel",
     "KernelParams": ".params",
     "MemPolicy": ".mempolicy",
+    "MigrationParams": ".migrate",
+    "Migrator": ".migrate",
     "OutOfMemoryError": ".mempolicy",
     "PagePlacement": ".mempolicy",
     "Numa": ".numa",
@@ -32,5 +35,6 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
     from cxlsim.mm.kernel import KernelMemory
     from cxlsim.mm.params import KernelParams
     from cxlsim.mm.mempolicy import MemPolicy, OutOfMemoryError, PagePlacement
+    from cxlsim.mm.migrate import MigrationParams, Migrator
     from cxlsim.mm.numa import Numa, NumaParams
     from cxlsim.mm.placement import Placement, policy_shares

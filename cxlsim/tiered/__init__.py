@@ -1,12 +1,14 @@
 """Tiered memory driven by traces: a trace through the cores' hierarchies onto the memory
 nodes in simulated time (:mod:`cxlsim.tiered.run`), under a placement policy by name
-(:mod:`cxlsim.tiered.policies`), pages moved at migration's costs and limits
-(:mod:`cxlsim.tiered.migration`), watched by a DAMON-style monitor
-(:mod:`cxlsim.tiered.damon`)."""
+(:mod:`cxlsim.tiered.policies`). The kernel's mechanisms the policies use -- migration's
+costs and limits, the DAMON monitor, NUMA balancing's scanner -- are :mod:`cxlsim.mm`'s."""
 
-from cxlsim.tiered.migration import MigrationParams, Migrator
+from cxlsim.lazy import lazy_attributes
 from cxlsim.tiered.policies import POLICIES, EpochView, Policy
 from cxlsim.tiered.run import Survey, TraceRun, simulate, survey
 
-__all__ = ["POLICIES", "EpochView", "MigrationParams", "Migrator", "Policy", "Survey",
-           "TraceRun", "simulate", "survey"]
+__all__ = ["POLICIES", "EpochView", "Policy", "Survey", "TraceRun", "simulate", "survey"]
+#: Names that moved to the OS layer (:mod:`cxlsim.mm`): they work here, with a warning,
+#: for one release.
+__getattr__ = lazy_attributes(__name__, {}, dict.fromkeys(("MigrationParams", "Migrator"),
+                                                          "cxlsim.mm"))

@@ -43,7 +43,7 @@ the simulation, a SimPy process on the project's :class:`~cxlsim.engine.Simulati
 After each epoch the policy may move pages (``moves``): each move is a kernel migration
 by its rules, copied like a demotion; a page moving back where it left within the
 placement's ``pingpong`` epochs counts as a ping-pong. Moving costs as
-:mod:`cxlsim.tiered.migration` says: a page demoted by direct reclaim, or moved by a
+:mod:`cxlsim.mm.migrate` says: a page demoted by direct reclaim, or moved by a
 policy working in the task's context, costs the task its kernel time (unmap, copy,
 remap) and the shootdown's IPI wait; kswapd's demotions cost its own thread; every page
 unmapped (moved, or reclaimed) leaves every core's TLBs, and each core pays its flushes.
@@ -75,9 +75,9 @@ from cxlsim.memory.hierarchy import CoreMemory, CpuParams
 from cxlsim.memory.pagetable import PageTable
 from cxlsim.memory.sampling import kept_pages, scaled_cpu
 from cxlsim.mm.kernel import MAX_RECLAIM_RETRIES, KernelMemory
+from cxlsim.mm.migrate import MigrationParams, Migrator
 from cxlsim.mm.placement import Placement
 from cxlsim.tiered.damon import Damon, DamonParams
-from cxlsim.tiered.migration import MigrationParams, Migrator
 from cxlsim.tiered.policies import EpochView, Policy
 from cxlsim.tiered.records import EpochRecords, RecordGrouper, prefetched
 from cxlsim.traces.pages import PAGE_BYTES, PageCompactor
@@ -202,7 +202,7 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
     """Run the trace (second pass) on ``cores`` cores, ``epoch`` records per epoch, each
     core keeping ``mlp`` misses in flight (default: the CPU's); the kernel's memory state
     (``kernel``, over the footprint's placement) places and moves every page. Moves cost
-    and are limited as ``migration`` says (:mod:`cxlsim.tiered.migration`; default: its
+    and are limited as ``migration`` says (:mod:`cxlsim.mm.migrate`; default: its
     defaults with no per-page cost). Each record also costs its core ``compute`` ns of
     work that does not touch memory (the application's time between traced accesses).
     ``sample`` > 1 runs only the pages of a 1-in-``sample`` sample through cores scaled

@@ -25,9 +25,9 @@ import numpy as np
 from cxlsim.config.base import StrictModel
 from cxlsim.mm.kernel import KernelMemory
 from cxlsim.mm.mempolicy import MemPolicy
+from cxlsim.mm.migrate import MigrationParams
 from cxlsim.mm.numa import Numa
 from cxlsim.mm.placement import Placement
-from cxlsim.tiered.migration import MigrationParams
 
 
 @dataclass
@@ -88,7 +88,7 @@ class Policy:
     needs_counts = False   # True: wants every page's access count before the run
     unbounded = False      # True: the nodes it uses are given room for every page
     in_task = False        # True: its moves are made in the task's context (a hint-fault
-                           # handler), so the task pays them (cxlsim.tiered.migration)
+                           # handler), so the task pays them (cxlsim.mm.migrate)
 
     def __init__(self, numa: Numa, footprint: int, mempolicy: MemPolicy | str = "",
                  counts: np.ndarray | None = None, room: np.ndarray | None = None,

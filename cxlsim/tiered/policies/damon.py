@@ -65,8 +65,8 @@ from pydantic import Field, model_validator
 from cxlsim.config.base import ProblemAt, StrictModel
 from cxlsim.errors import InputError
 from cxlsim.mm.mempolicy import MemPolicy
+from cxlsim.mm.migrate import MigrationParams
 from cxlsim.mm.numa import Numa
-from cxlsim.tiered.migration import MigrationParams
 from cxlsim.tiered.policies.base import EpochView, PolicyParams, Switches
 from cxlsim.tiered.policies.static import Static
 from cxlsim.units import Size, Time, format_size, format_time

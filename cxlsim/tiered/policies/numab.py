@@ -10,7 +10,7 @@ kernel/sched/fair.c) promotes it to the faulting CPU's node:
 * else only if its hint-fault latency (now - scan time) is below the hot threshold
   (commit 33024536bafd) -- such a page is a promotion candidate (``pgpromote_candidate``)
   -- and the candidates of the current second stay under the promotion rate limit
-  (c6833e10008f; applied by :class:`~cxlsim.tiered.migration.Migrator` to every
+  (c6833e10008f; applied by :class:`~cxlsim.mm.migrate.Migrator` to every
   policy's promotions, ``migration.promote_rate_limit``);
 * every ``scan_period_max`` (the scanner's, ``numa_balancing.scan_period_max``) the
   threshold moves by a sixteenth of twice the default

@@ -22,7 +22,7 @@ Promotions fail when the local node would fall below its high watermark
 (``migrate_balanced_pgdat``, counted in ``pgmigrate_fail``: the patch's
 ``dst_node_full``; nothing wakes kswapd for them, the later upstream ``WMARK_PROMO``
 rules are off, ``kernel.promo_watermark: false``) and pass the promotion rate limit
-(:mod:`cxlsim.tiered.migration`). Not modelled: a demoted page's PTE made
+(:mod:`cxlsim.mm.migrate`). Not modelled: a demoted page's PTE made
 PROT_NONE at once (the patch's ``remove_migration_pte``: its next access faults without
 waiting for the scanner -- the experiments scan the whole footprint every period, so
 this changes little there), the 10 s kswapd re-wake after ``kswapd_failures`` (no THP

@@ -1,4 +1,5 @@
-"""Page migration as work: what a move costs the cores, and what stops a move.
+"""Page migration as work: what a move costs the cores, and what stops a move -- the
+kernel's mechanism, which the policies' moves and reclaim's demotions go through.
 
 Every page whose node changes (a policy's move, kswapd's or direct reclaim's demotion)
 is unmapped, copied and remapped. Here:
@@ -38,8 +39,9 @@ from pydantic import Field
 from cxlsim.config.base import StrictModel
 from cxlsim.memory.hierarchy import CoreMemory
 from cxlsim.mm.kernel import KernelMemory
-from cxlsim.traces.pages import PAGE_BYTES
+from cxlsim.mm.watermarks import PAGE_SIZE
 from cxlsim.units import Bandwidth, Time, shown_in
+
 #: Simulated nanoseconds of one rate-limit window (the kernel's MSEC_PER_SEC window).
 WINDOW_NS = 1e9
 
@@ -131,7 +133,7 @@ class Migrator:
                                        (down, src, self.params.demote_rate_limit, self._demoted)):
             if limit is None:
                 continue
-            cap = int(limit // PAGE_BYTES)
+            cap = int(limit // PAGE_SIZE)
             for node in np.unique(key[mask]):
                 mine = np.flatnonzero(mask & (key == node))
                 # fair.c counts the candidate first and refuses once the count reaches
