@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cxlsim.tiered.damon import Damon, DamonParams
+from cxlsim.mm.damon import Damon, DamonParams
 
 
 def _monitor(pages=10_000, hot=(2000, 3000), aggregations=6, seed=1):

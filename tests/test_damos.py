@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 from conftest import REPO
 from cxlsim.errors import InputError
 from cxlsim.experiments import load_experiment
+from cxlsim.mm.damon import Damon, DamonParams
 from cxlsim.mm.kernel import KernelMemory
-from cxlsim.mm.watermarks import WMARK_MIN
 from cxlsim.mm.numa import Numa
-from cxlsim.tiered.damon import Damon, DamonParams
+from cxlsim.mm.watermarks import WMARK_MIN
 from cxlsim.tiered.policies import EpochView
 from cxlsim.tiered.policies.damon import (GOAL_SCORE, MIN_INPUT, Damos, DamosParams,
                                           feed_loop_next_input, hot_score)

@@ -3,7 +3,7 @@ their fallback order (:mod:`~cxlsim.mm.numa`), memory policies (:mod:`~cxlsim.mm
 every page's placement, which the policies, the kernel model and the page table share
 (:mod:`~cxlsim.mm.placement`), and the kernel's memory state that tiering policies act on
 (:mod:`~cxlsim.mm.kernel`), and what moving a page costs the cores and what limits it
-(:mod:`~cxlsim.mm.migrate`).
+(:mod:`~cxlsim.mm.migrate`); the DAMON access monitor (:mod:`~cxlsim.mm.damon`).
 
 It sits between the hardware (:mod:`cxlsim.memory`: caches, page walks, DRAM, expanders)
 and the tiering policies with their trace run (:mod:`cxlsim.tiered`): it reads the
@@ -16,6 +16,8 @@ from cxlsim.lazy import lazy_attributes
 
 #: Where each public name lives; imported at first use (numba only when asked for).
 _WHERE = {
+    "Damon": ".damon",
+    "DamonParams": ".damon",
     "KernelMemory": ".kernel",
     "KernelParams": ".params",
     "MemPolicy": ".mempolicy",
@@ -32,6 +34,7 @@ __all__ = sorted(_WHERE)
 __getattr__ = lazy_attributes(__name__, _WHERE)
 
 if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
+    from cxlsim.mm.damon import Damon, DamonParams
     from cxlsim.mm.kernel import KernelMemory
     from cxlsim.mm.params import KernelParams
     from cxlsim.mm.mempolicy import MemPolicy, OutOfMemoryError, PagePlacement

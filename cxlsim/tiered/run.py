@@ -30,7 +30,7 @@ the simulation, a SimPy process on the project's :class:`~cxlsim.engine.Simulati
   pass over the resident pages takes scan_period_min to _max (per scan, divided by the
   pass's windows, at most the maximum scan rate), lengthened after a pass of local or
   no faults and shortened after remote ones (:class:`Scanner`);
-* a DAMON-style monitor, when on, is another (:mod:`cxlsim.tiered.damon`): regions of
+* a DAMON-style monitor, when on, is another (:mod:`cxlsim.mm.damon`): regions of
   pages sampled every sample interval, their access counts published to the policy
   every aggregation interval;
 * kswapd is a SimPy process too: every ``kswapd_interval`` of simulated time (after
@@ -74,10 +74,10 @@ from cxlsim.memory.epoch import EpochEngine, MemorySystem
 from cxlsim.memory.hierarchy import CoreMemory, CpuParams
 from cxlsim.memory.pagetable import PageTable
 from cxlsim.memory.sampling import kept_pages, scaled_cpu
+from cxlsim.mm.damon import Damon, DamonParams
 from cxlsim.mm.kernel import MAX_RECLAIM_RETRIES, KernelMemory
 from cxlsim.mm.migrate import MigrationParams, Migrator
 from cxlsim.mm.placement import Placement
-from cxlsim.tiered.damon import Damon, DamonParams
 from cxlsim.tiered.policies import EpochView, Policy
 from cxlsim.tiered.records import EpochRecords, RecordGrouper, prefetched
 from cxlsim.traces.pages import PAGE_BYTES, PageCompactor

@@ -39,6 +39,7 @@ from cxlsim.experiments.progress import progress_bar
 from cxlsim.experiments.result import RunResult
 from cxlsim.experiments.spec import register
 from cxlsim.memory.sampling import check_factor, scaled_cpu
+from cxlsim.mm.damon import DamonParams
 from cxlsim.mm.kernel import KernelMemory
 from cxlsim.mm.mempolicy import MemPolicy
 from cxlsim.mm.migrate import MigrationParams
@@ -46,7 +47,6 @@ from cxlsim.mm.numa import Numa
 from cxlsim.mm.params import KernelParams
 from cxlsim.mm.placement import DEMOTED, PAGE_TYPES, PROMOTED, Placement
 from cxlsim.mm.watermarks import WMARK_MIN
-from cxlsim.tiered.damon import DamonParams
 from cxlsim.tiered.policies import POLICIES
 from cxlsim.tiered.policies.damon import check_attrs
 from cxlsim.tiered.run import VMSTAT, Scanner, Survey, simulate, survey

@@ -3,7 +3,7 @@
 What the kernel does (Documentation/mm/damon/design.rst; mm/damon/core.c,
 ops-common.c, paddr.c; policies.md §11; sysfs names below are under
 ``/sys/kernel/mm/damon/admin/kdamonds/<N>/contexts/<N>/``), applied to the run's
-DAMON-style monitor (:mod:`cxlsim.tiered.damon`, whose regions the policy reads after
+DAMON-style monitor (:mod:`cxlsim.mm.damon`, whose regions the policy reads after
 each epoch):
 
 * **Schemes.** ``migrate_cold`` moves the pages of DRAM-resident regions whose access

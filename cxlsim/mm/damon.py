@@ -1,4 +1,6 @@
-"""A DAMON-style access monitor: region-sampled access frequency over the address space.
+"""A DAMON-style access monitor: region-sampled access frequency over the address space
+-- the kernel subsystem (mm/damon/); the DAMOS schemes acting on what it sees are a
+placement policy (:mod:`cxlsim.tiered.policies.damon`).
 
 As DAMON's design describes it (Documentation/mm/damon/design.rst): the monitored space
 (here the run's pages in first-seen order, which keeps a trace's address locality) is a
