@@ -300,7 +300,7 @@ def test_the_scanners_period_follows_the_kernels_rules():
     """task_scan_min/max: a pass over the resident pages in 1-60 s, per scan divided by
     the pass's windows, never faster than the maximum scan rate; update_task_scan_period:
     no faults or local ones slow it, remote ones speed it up (hand-computed)."""
-    from cxlsim.tiered.run import Scanner
+    from cxlsim.mm.numa_balancing import Scanner
 
     # 256 MiB scans (65536 pages), 2560 MB/s: a scan takes at least 100 ms
     scanner = Scanner(1e9, 1e9, 65536, True, 1000.0, 60e9, 256 / 2560 * 1e9)

@@ -1,13 +1,21 @@
-"""The operating system's memory management, as Linux's ``mm/`` does it: NUMA nodes and
-their fallback order (:mod:`~cxlsim.mm.numa`), memory policies (:mod:`~cxlsim.mm.mempolicy`),
-every page's placement, which the policies, the kernel model and the page table share
-(:mod:`~cxlsim.mm.placement`), and the kernel's memory state that tiering policies act on
-(:mod:`~cxlsim.mm.kernel`), and what moving a page costs the cores and what limits it
-(:mod:`~cxlsim.mm.migrate`); the DAMON access monitor (:mod:`~cxlsim.mm.damon`).
+"""The operating system's memory management, as Linux's ``mm/`` does it.
 
-It sits between the hardware (:mod:`cxlsim.memory`: caches, page walks, DRAM, expanders)
-and the tiering policies with their trace run (:mod:`cxlsim.tiered`): it reads the
-hardware's models, and the policies call it.
+* the machine as the OS sees it: NUMA nodes and their fallback order
+  (:mod:`~cxlsim.mm.numa`), memory policies (:mod:`~cxlsim.mm.mempolicy`), every page's
+  placement, which the policies, the kernel model and the page table share
+  (:mod:`~cxlsim.mm.placement`);
+* the kernel's memory state that tiering policies act on, :class:`KernelMemory`
+  (:mod:`~cxlsim.mm.kernel`), and its parts: zones with their watermarks and memory tiers
+  (:mod:`~cxlsim.mm.watermarks`), LRU lists (:mod:`~cxlsim.mm.lru`), reclaim and kswapd
+  with demotion (:mod:`~cxlsim.mm.reclaim`), counters (:mod:`~cxlsim.mm.vmstat`),
+  tunables (:mod:`~cxlsim.mm.params`);
+* the mechanisms policies use: what moving a page costs the cores and what limits it
+  (:mod:`~cxlsim.mm.migrate`), the DAMON access monitor (:mod:`~cxlsim.mm.damon`),
+  NUMA balancing's hint-fault scanner (:mod:`~cxlsim.mm.numa_balancing`).
+
+It sits between the hardware (:mod:`cxlsim.memory`: caches, page walks, DRAM, expanders),
+whose models it reads, and the tiering policies with their trace run
+(:mod:`cxlsim.tiered`), which call it.
 """
 
 from typing import TYPE_CHECKING
@@ -25,6 +33,8 @@ _WHERE = {
     "Migrator": ".migrate",
     "OutOfMemoryError": ".mempolicy",
     "PagePlacement": ".mempolicy",
+    "NumaScan": ".numa_balancing",
+    "Scanner": ".numa_balancing",
     "Numa": ".numa",
     "NumaParams": ".numa",
     "Placement": ".placement",
@@ -40,4 +50,5 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
     from cxlsim.mm.mempolicy import MemPolicy, OutOfMemoryError, PagePlacement
     from cxlsim.mm.migrate import MigrationParams, Migrator
     from cxlsim.mm.numa import Numa, NumaParams
+    from cxlsim.mm.numa_balancing import NumaScan, Scanner
     from cxlsim.mm.placement import Placement, policy_shares

@@ -29,7 +29,7 @@ the simulation, a SimPy process on the project's :class:`~cxlsim.engine.Simulati
   scan -- what NUMA balancing's promotion decides on. The period is the kernel's: a
   pass over the resident pages takes scan_period_min to _max (per scan, divided by the
   pass's windows, at most the maximum scan rate), lengthened after a pass of local or
-  no faults and shortened after remote ones (:class:`Scanner`);
+  no faults and shortened after remote ones (:mod:`cxlsim.mm.numa_balancing`);
 * a DAMON-style monitor, when on, is another (:mod:`cxlsim.mm.damon`): regions of
   pages sampled every sample interval, their access counts published to the policy
   every aggregation interval;
@@ -77,6 +77,7 @@ from cxlsim.memory.sampling import kept_pages, scaled_cpu
 from cxlsim.mm.damon import Damon, DamonParams
 from cxlsim.mm.kernel import MAX_RECLAIM_RETRIES, KernelMemory
 from cxlsim.mm.migrate import MigrationParams, Migrator
+from cxlsim.mm.numa_balancing import NumaScan, Scanner
 from cxlsim.mm.placement import Placement
 from cxlsim.tiered.policies import EpochView, Policy
 from cxlsim.tiered.records import EpochRecords, RecordGrouper, prefetched
@@ -97,49 +98,6 @@ VMSTAT = ("pgalloc", "pgdemote_kswapd", "pgdemote_direct", "pgpromote_success",
 #: A source of trace chunks: a callable returning a fresh iterator of column dicts
 #: (``addr``, ``op``, ``thread``, optionally ``page_type``), so the trace can be read twice.
 Chunks = Callable[[], Iterator[dict[str, np.ndarray]]]
-
-
-#: update_task_scan_period's slots of a period, and the local share (in slots) at or
-#: above which scanning slows down (kernel/sched/fair.c NUMA_PERIOD_SLOTS, _THRESHOLD).
-PERIOD_SLOTS, PERIOD_THRESHOLD = 10, 7
-
-
-@dataclass(frozen=True)
-class Scanner:
-    """NUMA balancing's hint-fault scanner (kernel/sched/fair.c): the first scan after
-    ``delay``, then ``pages`` at a time; a pass over the resident pages (``windows`` of
-    ``pages``) takes between ``period`` and ``period_max`` ns, each scan at least
-    ``floor`` ns (the kernel's maximum scan rate); ``tiering`` skips top-tier pages; each
-    hint fault costs the faulting task ``fault_cost`` ns."""
-
-    delay: float
-    period: float
-    pages: int
-    tiering: bool
-    fault_cost: float
-    period_max: float = math.inf
-    floor: float = 0.0
-
-    def bounds(self, resident: int) -> tuple[float, float]:
-        """``task_scan_min`` and ``task_scan_max``: one scan's shortest and longest
-        period for ``resident`` pages."""
-        windows = max(-(-resident // self.pages), 1)
-        low = max(self.floor, self.period / windows)
-        return low, max(low, self.period_max / windows)
-
-    @staticmethod
-    def adapt(period: float, low: float, high: float, local: int, remote: int) -> float:
-        """``update_task_scan_period`` after a pass with ``local`` and ``remote`` hint
-        faults (pages on the CPUs' node, or elsewhere): no faults or mostly local ones
-        slow the scanning down, remote ones speed it up (every fault of a single trace is
-        private, so the kernel's private/shared scaling is one)."""
-        if local + remote == 0:
-            return min(high, 2 * period)
-        slot = math.ceil(period / PERIOD_SLOTS)
-        ratio = local * PERIOD_SLOTS // (local + remote)
-        diff = max(ratio - PERIOD_THRESHOLD, 1) * slot if ratio >= PERIOD_THRESHOLD \
-            else -(PERIOD_THRESHOLD - ratio) * slot
-        return min(max(period + diff, low), high)
 
 
 @dataclass
@@ -232,13 +190,9 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
     copies = np.zeros(len(nodes))  # lines to copy per node (page moves) in the next epoch
     moved = _moves(kernel)          # pages moved out of / into each node so far
     allocs = kernel.per_node("pgalloc")  # pages allocated on each node so far
-    marked = np.full(found.footprint, -1.0)  # when the scanner made a page PROT_NONE (ns)
-    armed = np.zeros(found.footprint, bool)  # PROT_NONE now (a byte a page: a fast check)
-    scanned: list[np.ndarray] = []  # pages the scanner marked since the last epoch's end
-    locality = [0, 0]  # hint faults on the CPUs' node and elsewhere in the scanner's pass
+    hints = NumaScan(scanner, found.footprint) if scanner else None
     monitor = Damon(found.footprint, damon, sim.rng) if damon else None
     regions: list[tuple[int, int, int, int]] = []  # the monitor's last aggregation
-    cursor = [0]
     new_from = [0]  # the first page id no epoch has touched yet (ids are first-seen order)
     last = kernel.vmstat()
     bounces = placement.pingpongs
@@ -277,12 +231,8 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
             if monitor is not None:
                 monitor.access(distinct)
             # first touch since the scanner marked a page: a hint fault
-            faults = distinct[armed[distinct]] if scanner else distinct[:0]
-            on_cpus = kernel.numa.has_cpus[np.maximum(kernel.node[faults], 0)]
-            locality[0] += int(on_cpus.sum())
-            locality[1] += int(faults.size - on_cpus.sum())
-            latency = sim.env.now - marked[faults]
-            marked[faults], armed[faults] = -1.0, False
+            faults, latency = hints.faults(distinct, kernel.node, kernel.numa.has_cpus,
+                                           sim.env.now) if hints else (distinct[:0], np.empty(0))
             reclaim = (kernel.total("pgdemote_direct") - direct) * migration.cost
             stall = reclaim + faults.size * (scanner.fault_cost if scanner else 0.0) \
                 + owed_task[0]
@@ -301,10 +251,9 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
             copies[:], owed_core[:], owed_task[0] = 0, 0, 0.0
             yield sim.env.timeout(row["duration_ns"])
             view = EpochView(ids, kernel, row, faults, latency, regions, sim.env.now,
-                             migration, np.concatenate(scanned) if scanned
+                             migration, hints.take_scanned() if hints
                              else np.empty(0, np.int64),
                              scanner.period_max if scanner else math.inf)
-            scanned.clear()
             limited = migrator.rate_limited
             done = _migrate(kernel, migrator, policy.moves(view), copies, sim.env.now,
                             row["duration_ns"])
@@ -328,30 +277,11 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
                 epoch_done()
 
     def scan():
-        """NUMA balancing's scanner: after ``delay``, every period the next ``pages`` of
-        the address space (resident ones; in tiering mode not on top-tier nodes) are made
-        PROT_NONE, so their next access takes a hint fault; after each pass the period
-        adapts to the pass's faults (:meth:`Scanner.adapt`)."""
+        """NUMA balancing's scanner: after ``delay``, a scan every period
+        (:meth:`NumaScan.scan`)."""
         yield sim.env.timeout(scanner.delay)
-        period, progress = None, 0
         while True:
-            low, high = scanner.bounds(np.count_nonzero(placement.node >= 0))  # resident
-            period = low if period is None else min(max(period, low), high)
-            window = (cursor[0] + np.arange(min(scanner.pages, found.footprint))) \
-                % max(found.footprint, 1)
-            cursor[0] = int(window[-1] + 1) if window.size else 0
-            node = kernel.node[window]
-            keep = node >= 0
-            if scanner.tiering:
-                keep &= ~kernel.toptier[np.maximum(node, 0)]
-            marked[window[keep]], armed[window[keep]] = sim.env.now, True
-            scanned.append(window[keep])
-            progress += window.size
-            if progress >= found.footprint:  # a pass ended: adapt the period
-                progress -= found.footprint
-                period = Scanner.adapt(period, low, high, *locality)
-                locality[:] = [0, 0]
-            yield sim.env.timeout(period)
+            yield sim.env.timeout(hints.scan(kernel.node, kernel.toptier, sim.env.now))
 
     def monitor_loop():
         """The DAMON-style monitor's sampling and aggregation intervals."""

@@ -44,12 +44,13 @@ from cxlsim.mm.kernel import KernelMemory
 from cxlsim.mm.mempolicy import MemPolicy
 from cxlsim.mm.migrate import MigrationParams
 from cxlsim.mm.numa import Numa
+from cxlsim.mm.numa_balancing import Scanner
 from cxlsim.mm.params import KernelParams
 from cxlsim.mm.placement import DEMOTED, PAGE_TYPES, PROMOTED, Placement
 from cxlsim.mm.watermarks import WMARK_MIN
 from cxlsim.tiered.policies import POLICIES
 from cxlsim.tiered.policies.damon import check_attrs
-from cxlsim.tiered.run import VMSTAT, Scanner, Survey, simulate, survey
+from cxlsim.tiered.run import VMSTAT, Survey, simulate, survey
 from cxlsim.traces import generate, open_trace
 from cxlsim.traces.generators import KINDS
 from cxlsim.traces.params import parse_param
