@@ -167,19 +167,9 @@ def _run(now, size, net, srcs, src_gap, draws, writes, src_paths, src_cdf, heap,
          left, drawn, out_i, out_f):
     """The event loop of :func:`run_stream`; ``left`` counts each source's requests not
     yet issued (slots: not yet scheduled), ``drawn`` its uniforms used."""
-    # the sources' starts, in their order (each one's launch event at ``now``): a
-    # slots source issues at once, which ISSUE events at ``now`` do in the same order
-    for s in range(srcs.shape[0]):
-        if srcs[s, S_KIND] == POISSON:
-            _push(heap, now + draws[srcs[s, S_DRAW]], ARRIVE, s)
-        else:
-            for _ in range(min(srcs[s, S_SLOTS], left[s])):
-                left[s] -= 1
-                _push(heap, now, ISSUE, s)
-
+    _start(now, srcs, draws, left, heap)
     last = now
-    issued, rows, free, counts, tt = txns
-    pools, link_q = net[6], net[8]
+    rows, tt, pools = txns[1], txns[4], net[6]
     while heap[2][0]:
         now, kind, arg = _pop(heap)
         last = now
@@ -188,21 +178,7 @@ def _run(now, size, net, srcs, src_gap, draws, writes, src_paths, src_cdf, heap,
         step = -1  # a transaction (arg) to advance from this step, at ``at``
         at = now
         if kind == COMPLETE:
-            s = rows[arg, T_SRC]
-            net[3][rows[arg, T_PATH], P_DONE] += 1
-            n = counts[N_OUT]
-            out_i[n, 0] = s
-            out_i[n, 1] = 2 * rows[arg, T_CHOICE] + rows[arg, T_WRITE]
-            out_f[n, 0], out_f[n, 1] = now, now - issued[arg]
-            counts[N_OUT] = n + 1
-            free[counts[N_FREE]] = arg
-            counts[N_FREE] += 1
-            if srcs[s, S_KIND] == SLOTS and left[s] > 0:
-                left[s] -= 1
-                if src_gap[s]:
-                    _push(heap, now + src_gap[s], ISSUE, s)
-                else:
-                    issuer = s
+            issuer = _complete(now, arg, txns, heap, net, srcs, src_gap, left, out_i, out_f)
         elif kind == WAKE:  # CreditPool._wake
             pools[arg, C_WAKING] = 0
             _collect(now, arg, pools, net[7])
@@ -210,16 +186,8 @@ def _run(now, size, net, srcs, src_gap, draws, writes, src_paths, src_cdf, heap,
             step, at = rows[arg, T_STEP], tt[arg]
         elif kind == DELIVER:  # a shared link delivered: on from the next step, now
             step = rows[arg, T_STEP] + 1
-        elif kind == LINK_WAKE:  # LinkDirection._wake: the next message waiting
-            link = arg
-            link_q[link, Q_WAKING] = 0
-            head = link_q[link, Q_HEAD]
-            link_q[link, Q_HEAD] = rows[head, T_NEXT]
-            if link_q[link, Q_HEAD] < 0:
-                link_q[link, Q_TAIL] = -1
-            _transmit(now, tt[head], link, head, rows, heap, net)
-            if link_q[link, Q_HEAD] >= 0:
-                _link_wake_at(now, link, heap, net)
+        elif kind == LINK_WAKE:
+            _link_wake(now, arg, rows, tt, heap, net)
         else:
             issuer = arg
         if issuer >= 0:
@@ -256,6 +224,56 @@ def _run(now, size, net, srcs, src_gap, draws, writes, src_paths, src_cdf, heap,
             if left[arg] > 0:
                 _push(heap, now + draws[srcs[arg, S_DRAW] + k + 1], ARRIVE, arg)
     return last
+
+@njit(cache=True, inline="always", _nrt=False)
+def _start(now, srcs, draws, left, heap):
+    """The sources' starts, in their order (each one's launch event at ``now``): a slots
+    source issues at once, which ISSUE events at ``now`` do in the same order."""
+    for s in range(srcs.shape[0]):
+        if srcs[s, S_KIND] == POISSON:
+            _push(heap, now + draws[srcs[s, S_DRAW]], ARRIVE, s)
+        else:
+            for _ in range(min(srcs[s, S_SLOTS], left[s])):
+                left[s] -= 1
+                _push(heap, now, ISSUE, s)
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _complete(now, j, txns, heap, net, srcs, src_gap, left, out_i, out_f):
+    """Transaction ``j`` completes: write it out and free its row. A slots source with
+    requests left issues its next one after its gap (an ISSUE event), or now: then
+    return the source, to issue in this event (else -1)."""
+    issued, rows, free, counts, _ = txns
+    s = rows[j, T_SRC]
+    net[3][rows[j, T_PATH], P_DONE] += 1
+    n = counts[N_OUT]
+    out_i[n, 0] = s
+    out_i[n, 1] = 2 * rows[j, T_CHOICE] + rows[j, T_WRITE]
+    out_f[n, 0], out_f[n, 1] = now, now - issued[j]
+    counts[N_OUT] = n + 1
+    free[counts[N_FREE]] = j
+    counts[N_FREE] += 1
+    if srcs[s, S_KIND] == SLOTS and left[s] > 0:
+        left[s] -= 1
+        if not src_gap[s]:
+            return s
+        _push(heap, now + src_gap[s], ISSUE, s)
+    return -1
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _link_wake(now, link, rows, tt, heap, net):
+    """LinkDirection._wake: transmit the next message waiting, and wake again for the
+    one after it."""
+    link_q = net[8]
+    link_q[link, Q_WAKING] = 0
+    head = link_q[link, Q_HEAD]
+    link_q[link, Q_HEAD] = rows[head, T_NEXT]
+    if link_q[link, Q_HEAD] < 0:
+        link_q[link, Q_TAIL] = -1
+    _transmit(now, tt[head], link, head, rows, heap, net)
+    if link_q[link, Q_HEAD] >= 0:
+        _link_wake_at(now, link, heap, net)
 
 
 @njit(cache=True, inline="always", _nrt=False)
