@@ -167,152 +167,212 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
     down as much (:mod:`cxlsim.memory.sampling`); the placement, the kernel and the
     policy still see every page. ``epoch_done`` is called after each epoch (a progress
     bar's update)."""
-    nodes = list(memory.nodes)
-    placement = kernel.placement
-    # the hierarchy's pages: every page, or the sample's, whose nodes mirror the
-    # placement's for the pages each epoch touches (the kernel reads no others)
-    rank = kept_pages(found.footprint, sample, seed, found.counts) if sample > 1 \
-        else None
-    kept = placement if rank is None else Placement(max(int(rank.max(initial=-1)) + 1, 1))
-    table = PageTable(page_size=PAGE_BYTES, va_size=kept.n_pages * PAGE_BYTES, placement=kept)
-    table.map(0, table.va_size, node=None)  # frames in first-touch order; the kernel places
-    table.max_node = len(nodes) - 1
-    grouper = RecordGrouper({t: i % cores for i, t in enumerate(found.threads)}, cores,
-                            PAGE_BYTES.bit_length() - 1, rank)
-    hierarchy = _cores(scaled_cpu(cpu, sample), table, cores, len(nodes))
-    engine = EpochEngine(memory, mlp or cpu.mlp)
-    run = TraceRun(nodes, placement)
-    sim = Simulation(seed)
-    migration = migration or MigrationParams(cost=0.0)
-    migrator = Migrator(migration, hierarchy, sim.rng, rank)
-    owed_core = np.zeros(cores)  # TLB flush time each core owes the next epoch (ns)
-    owed_task = [0.0]            # kernel time the task owes: its moves, their shootdowns
-    copies = np.zeros(len(nodes))  # lines to copy per node (page moves) in the next epoch
-    moved = _moves(kernel)          # pages moved out of / into each node so far
-    allocs = kernel.per_node("pgalloc")  # pages allocated on each node so far
-    hints = NumaScan(scanner, found.footprint) if scanner else None
-    monitor = Damon(found.footprint, damon, sim.rng) if damon else None
-    regions: list[tuple[int, int, int, int]] = []  # the monitor's last aggregation
-    new_from = [0]  # the first page id no epoch has touched yet (ids are first-seen order)
-    last = kernel.vmstat()
-    bounces = placement.pingpongs
+    return _Run(chunks, found, memory, cpu, policy, kernel, cores, epoch, seed, mlp,
+                migration, scanner, damon, compute, sample).run(kswapd_interval, epoch_done)
 
-    def shootdown(by_task: bool) -> None:
-        """Every page unmapped since the last shootdown leaves every core's TLBs; the
-        initiator's wait is the task's when ``by_task``."""
-        flushes = migrator.shootdown(np.unique(placement.take_unmapped()))
-        owed_core[:] += flushes.per_core
-        owed_task[0] += flushes.initiator if by_task else 0.0
 
-    def prepare():
-        """Each epoch's trace work, which depends on the trace alone (prefetched): page
-        ids, distinct pages and their accesses, records by core, the sampled pages."""
-        for records in _epochs(chunks, epoch):
-            ids = found.compactor.ids(records["addr"])
-            distinct, counts = np.unique(ids, return_counts=True)
-            seen = distinct[rank[distinct] >= 0] if rank is not None else distinct[:0]
-            yield _Prepared(records, ids, distinct, counts, grouper.group(ids, records),
-                            seen, rank[seen] if rank is not None else seen)
+class _Run:
+    """One :func:`simulate`: the run's parts and state, a method per SimPy process (the
+    trace's epochs, kswapd, NUMA balancing's scanner, the DAMON monitor) and one per step
+    of an epoch."""
 
-    def trace():
-        nonlocal last, moved, bounces
-        for (records, ids, distinct, counts, grouped, seen, seen_as), upcoming in _with_next(
-                prefetched(prepare())):  # the next epoch's records known: see _epoch
-            placement.epoch = len(run.epochs)
-            direct = kernel.total("pgdemote_direct")
-            # the epoch's resident pages are referenced before its new ones allocate, so
-            # direct reclaim does not take back pages the epoch is using
-            if kernel.touch(distinct, resident_only=True):
-                _allocate(kernel, policy, ids, distinct, new_from[0])
-            new_from[0] = max(new_from[0], int(distinct[-1]) + 1)
-            shootdown(by_task=True)  # direct reclaim's
-            kernel.touch(distinct)
-            hot = placement.access(distinct, counts, len(nodes))
-            if monitor is not None:
-                monitor.access(distinct)
-            # first touch since the scanner marked a page: a hint fault
-            faults, latency = hints.faults(distinct, kernel.node, kernel.numa.has_cpus,
-                                           sim.env.now) if hints else (distinct[:0], np.empty(0))
-            reclaim = (kernel.total("pgdemote_direct") - direct) * migration.cost
-            stall = reclaim + faults.size * (scanner.fault_cost if scanner else 0.0) \
-                + owed_task[0]
-            # every page the kernel moved since the last epoch (its counters say from and
-            # to where) is copied: its lines read at the source, written at the destination
-            now = _moves(kernel)
-            copies[:] += (now - moved).sum(axis=0) * LINES_PER_PAGE
-            moved = now
-            kept.node[seen_as] = kernel.node[seen]  # the sample's (none when exact)
-            row = _epoch(engine, hierarchy, grouped, nodes, copies, stall, owed_core, compute,
-                         sample, upcoming.grouped if upcoming else None)
-            row["reclaim_stall_ns"] = reclaim
-            row["numa_hint_faults"] = int(faults.size)
-            row["tlb_shootdown_ns"] = float(owed_core.sum())
-            row.update({f"hot_{n}": int(h) for n, h in zip(nodes, hot)})
-            copies[:], owed_core[:], owed_task[0] = 0, 0, 0.0
-            yield sim.env.timeout(row["duration_ns"])
-            view = EpochView(ids, kernel, row, faults, latency, regions, sim.env.now,
-                             migration, hints.take_scanned() if hints
-                             else np.empty(0, np.int64),
-                             scanner.period_max if scanner else math.inf)
-            limited = migrator.rate_limited
-            done = _migrate(kernel, migrator, policy.moves(view), copies, sim.env.now,
-                            row["duration_ns"])
-            row["numa_pages_migrated"] = done
-            row["migrate_rate_limited"] = migrator.rate_limited - limited
-            owed_task[0] += done * migration.cost if policy.in_task else 0.0
-            shootdown(by_task=policy.in_task)
-            now = kernel.vmstat()
-            row.update({k: now[k] - last[k] for k in VMSTAT})
-            row.update({f"pages_{n}": int(c) for n, c in zip(
-                nodes, kernel.capacity - kernel.nr_free)})
-            allocated = kernel.per_node("pgalloc")
-            row.update({f"pgalloc_{n}": int(c) for n, c in zip(nodes, allocated - allocs)})
-            allocs[:] = allocated
-            row["pingpong"], bounces = placement.pingpongs - bounces, placement.pingpongs
-            last = now
-            row["end_ns"] = sim.env.now
-            run.epochs.append(row)
-            run.accesses += len(ids)
+    def __init__(self, chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams,
+                 policy: Policy, kernel: KernelMemory, cores: int, epoch: int, seed: int,
+                 mlp: float | None, migration: MigrationParams | None,
+                 scanner: Scanner | None, damon: DamonParams | None, compute: float,
+                 sample: int) -> None:
+        self.chunks, self.found, self.policy, self.kernel = chunks, found, policy, kernel
+        self.epoch, self.compute, self.sample = epoch, compute, sample
+        self.scanner, self.damon = scanner, damon
+        self.nodes = nodes = list(memory.nodes)
+        self.placement = placement = kernel.placement
+        # the hierarchy's pages: every page, or the sample's, whose nodes mirror the
+        # placement's for the pages each epoch touches (the kernel reads no others)
+        self.rank = rank = kept_pages(found.footprint, sample, seed, found.counts) \
+            if sample > 1 else None
+        self.kept = placement if rank is None \
+            else Placement(max(int(rank.max(initial=-1)) + 1, 1))
+        table = PageTable(page_size=PAGE_BYTES, va_size=self.kept.n_pages * PAGE_BYTES,
+                          placement=self.kept)
+        table.map(0, table.va_size, node=None)  # frames in first-touch order; the kernel places
+        table.max_node = len(nodes) - 1
+        self.grouper = RecordGrouper({t: i % cores for i, t in enumerate(found.threads)},
+                                     cores, PAGE_BYTES.bit_length() - 1, rank)
+        self.hierarchy = _cores(scaled_cpu(cpu, sample), table, cores, len(nodes))
+        self.engine = EpochEngine(memory, mlp or cpu.mlp)
+        self.result = TraceRun(nodes, placement)
+        self.sim = Simulation(seed)
+        self.migration = migration or MigrationParams(cost=0.0)
+        self.migrator = Migrator(self.migration, self.hierarchy, self.sim.rng, rank)
+        self.owed_core = np.zeros(cores)  # TLB flush time each core owes the next epoch (ns)
+        self.owed_task = 0.0              # kernel time the task owes: its moves, shootdowns
+        self.copies = np.zeros(len(nodes))  # lines to copy per node (page moves), next epoch
+        self.moved = _moves(kernel)          # pages moved out of / into each node so far
+        self.allocs = kernel.per_node("pgalloc")  # pages allocated on each node so far
+        self.hints = NumaScan(scanner, found.footprint) if scanner else None
+        self.monitor = Damon(found.footprint, damon, self.sim.rng) if damon else None
+        self.regions: list[tuple[int, int, int, int]] = []  # the monitor's last aggregation
+        self.new_from = 0  # the first page id no epoch has touched (ids: first-seen order)
+        self.last = kernel.vmstat()
+        self.bounces = placement.pingpongs
+
+    def run(self, kswapd_interval: float, epoch_done: Callable[[], object] | None
+            ) -> TraceRun:
+        """Run the processes until the trace ends."""
+        env = self.sim.env
+        done = env.process(self.trace(epoch_done))
+        env.process(self.kswapd(kswapd_interval))
+        if self.hints is not None:
+            env.process(self.scan())
+        if self.monitor is not None:
+            env.process(self.monitor_loop())
+        env.run(until=done)
+        self.result.time_ns = env.now
+        return self.result
+
+    # --- the processes -----------------------------------------------------------------
+
+    def trace(self, epoch_done: Callable[[], object] | None):
+        """The application, epoch by epoch: its pages touched (first touches allocated),
+        its records through the cores, simulated time advanced by its duration; then the
+        policy's moves and the epoch's row."""
+        # the next epoch's records known with each: its private passes may run ahead
+        for work, upcoming in _with_next(prefetched(self.prepare())):
+            self.placement.epoch = len(self.result.epochs)
+            faults, latency, row = self.run_epoch(work, upcoming)
+            yield self.sim.env.timeout(row["duration_ns"])
+            self.policy_moves(work, row, faults, latency)
+            self.record(row, len(work.ids))
             if epoch_done is not None:
                 epoch_done()
 
-    def scan():
+    def kswapd(self, interval: float):
+        """kswapd: every ``interval`` of simulated time, after TPP's scheduler-tick check
+        (when its WMARK_DEMOTE is set), the woken nodes reclaim; the pages that moved
+        leave the TLBs at the kernel thread's cost."""
+        kernel = self.kernel
+        while True:
+            yield self.sim.env.timeout(interval)
+            kernel.check_toptier_balanced()
+            if kernel.kswapd_woken.any() and kernel.kswapd():
+                self.shootdown(by_task=False)
+
+    def scan(self):
         """NUMA balancing's scanner: after ``delay``, a scan every period
         (:meth:`NumaScan.scan`)."""
-        yield sim.env.timeout(scanner.delay)
+        env, kernel = self.sim.env, self.kernel
+        yield env.timeout(self.scanner.delay)
         while True:
-            yield sim.env.timeout(hints.scan(kernel.node, kernel.toptier, sim.env.now))
+            yield env.timeout(self.hints.scan(kernel.node, kernel.toptier, env.now))
 
-    def monitor_loop():
+    def monitor_loop(self):
         """The DAMON-style monitor's sampling and aggregation intervals."""
+        damon, env = self.damon, self.sim.env
         per = max(int(round(damon.aggregate / damon.sample)), 1)
         while True:
             for _ in range(per):
-                yield sim.env.timeout(damon.sample)
-                monitor.sample()
-            regions[:] = monitor.aggregate()
-            run.regions += [(sim.env.now, *r) for r in regions]
+                yield env.timeout(damon.sample)
+                self.monitor.sample()
+            self.regions[:] = self.monitor.aggregate()
+            self.result.regions += [(env.now, *r) for r in self.regions]
 
-    def kswapd():
-        while True:
-            yield sim.env.timeout(kswapd_interval)
-            kernel.check_toptier_balanced()  # TPP's scheduler-tick check (if set)
-            if kernel.kswapd_woken.any() and kernel.kswapd():
-                shootdown(by_task=False)
+    # --- an epoch's steps --------------------------------------------------------------
 
-    done = sim.env.process(trace())
-    sim.env.process(kswapd())
-    if scanner is not None:
-        sim.env.process(scan())
-    if monitor is not None:
-        sim.env.process(monitor_loop())
-    sim.env.run(until=done)
-    run.time_ns = sim.env.now
-    return run
+    def prepare(self) -> Iterator[_Prepared]:
+        """Each epoch's trace work, which depends on the trace alone (prefetched): page
+        ids, distinct pages and their accesses, records by core, the sampled pages."""
+        rank = self.rank
+        for records in _epochs(self.chunks, self.epoch):
+            ids = self.found.compactor.ids(records["addr"])
+            distinct, counts = np.unique(ids, return_counts=True)
+            seen = distinct[rank[distinct] >= 0] if rank is not None else distinct[:0]
+            yield _Prepared(records, ids, distinct, counts, self.grouper.group(ids, records),
+                            seen, rank[seen] if rank is not None else seen)
+
+    def run_epoch(self, work: _Prepared, upcoming: _Prepared | None
+                  ) -> tuple[np.ndarray, np.ndarray, dict]:
+        """An epoch until its time passes: its pages touched, first touches allocated,
+        hint faults taken, the kernel's page moves copied, its records through the cores.
+        Returns the hint faults, their latencies and the epoch's row so far."""
+        kernel, distinct = self.kernel, work.distinct
+        direct = kernel.total("pgdemote_direct")
+        # the epoch's resident pages are referenced before its new ones allocate, so
+        # direct reclaim does not take back pages the epoch is using
+        if kernel.touch(distinct, resident_only=True):
+            _allocate(kernel, self.policy, work.ids, distinct, self.new_from)
+        self.new_from = max(self.new_from, int(distinct[-1]) + 1)
+        self.shootdown(by_task=True)  # direct reclaim's
+        kernel.touch(distinct)
+        hot = self.placement.access(distinct, work.counts, len(self.nodes))
+        if self.monitor is not None:
+            self.monitor.access(distinct)
+        # first touch since the scanner marked a page: a hint fault
+        faults, latency = self.hints.faults(distinct, kernel.node, kernel.numa.has_cpus,
+                                            self.sim.env.now) if self.hints \
+            else (distinct[:0], np.empty(0))
+        reclaim = (kernel.total("pgdemote_direct") - direct) * self.migration.cost
+        stall = reclaim + faults.size * (self.scanner.fault_cost if self.scanner else 0.0) \
+            + self.owed_task
+        # every page the kernel moved since the last epoch (its counters say from and
+        # to where) is copied: its lines read at the source, written at the destination
+        now = _moves(kernel)
+        self.copies[:] += (now - self.moved).sum(axis=0) * LINES_PER_PAGE
+        self.moved = now
+        self.kept.node[work.seen_as] = kernel.node[work.seen]  # the sample's (none: exact)
+        row = _epoch(self.engine, self.hierarchy, work.grouped, self.nodes, self.copies,
+                     stall, self.owed_core, self.compute, self.sample,
+                     upcoming.grouped if upcoming else None)
+        row["reclaim_stall_ns"] = reclaim
+        row["numa_hint_faults"] = int(faults.size)
+        row["tlb_shootdown_ns"] = float(self.owed_core.sum())
+        row.update({f"hot_{n}": int(h) for n, h in zip(self.nodes, hot)})
+        self.copies[:], self.owed_core[:], self.owed_task = 0, 0, 0.0
+        return faults, latency, row
+
+    def policy_moves(self, work: _Prepared, row: dict, faults: np.ndarray,
+                     latency: np.ndarray) -> None:
+        """After the epoch: the policy sees it and moves pages, within the rate limits;
+        the moved pages leave the TLBs."""
+        now, kernel = self.sim.env.now, self.kernel
+        scanned = self.hints.take_scanned() if self.hints else np.empty(0, np.int64)
+        view = EpochView(work.ids, kernel, row, faults, latency, self.regions, now,
+                         self.migration, scanned,
+                         self.scanner.period_max if self.scanner else math.inf)
+        limited = self.migrator.rate_limited
+        done = _migrate(kernel, self.migrator, self.policy.moves(view), self.copies, now,
+                        row["duration_ns"])
+        row["numa_pages_migrated"] = done
+        row["migrate_rate_limited"] = self.migrator.rate_limited - limited
+        self.owed_task += done * self.migration.cost if self.policy.in_task else 0.0
+        self.shootdown(by_task=self.policy.in_task)
+
+    def record(self, row: dict, accesses: int) -> None:
+        """The epoch's row: the kernel's counters since the last, pages per node, page
+        ping-pongs, its end."""
+        kernel, nodes, placement = self.kernel, self.nodes, self.placement
+        now = kernel.vmstat()
+        row.update({k: now[k] - self.last[k] for k in VMSTAT})
+        row.update({f"pages_{n}": int(c) for n, c in zip(
+            nodes, kernel.capacity - kernel.nr_free)})
+        allocated = kernel.per_node("pgalloc")
+        row.update({f"pgalloc_{n}": int(c) for n, c in zip(nodes, allocated - self.allocs)})
+        self.allocs[:] = allocated
+        row["pingpong"], self.bounces = placement.pingpongs - self.bounces, placement.pingpongs
+        self.last = now
+        row["end_ns"] = self.sim.env.now
+        self.result.epochs.append(row)
+        self.result.accesses += accesses
+
+    def shootdown(self, by_task: bool) -> None:
+        """Every page unmapped since the last shootdown leaves every core's TLBs; the
+        initiator's wait is the task's when ``by_task``."""
+        flushes = self.migrator.shootdown(np.unique(self.placement.take_unmapped()))
+        self.owed_core[:] += flushes.per_core
+        self.owed_task += flushes.initiator if by_task else 0.0
 
 
 class _Prepared(NamedTuple):
-    """An epoch's trace work (``simulate``'s ``prepare``): its records, their page ids,
+    """An epoch's trace work (:meth:`_Run.prepare`): its records, their page ids,
     its distinct pages and their accesses, the records by core, and the sampled pages
     among the distinct ones with their numbers on the scaled cores (none when exact)."""
 
