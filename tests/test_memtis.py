@@ -8,8 +8,8 @@ import pytest
 
 from cxlsim.errors import InputError
 from cxlsim.mm.kernel import KernelMemory
-from cxlsim.mm.watermarks import WMARK_HIGH
 from cxlsim.mm.numa import Numa
+from cxlsim.mm.watermarks import WMARK_HIGH
 from cxlsim.tiered.policies import EpochView
 from cxlsim.tiered.policies.memtis import Memtis, MemtisParams
 

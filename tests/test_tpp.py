@@ -13,11 +13,10 @@ from cxlsim.cli import main
 from cxlsim.errors import InputError
 from cxlsim.experiments import load_experiment
 from cxlsim.mm.kernel import KernelMemory
-from cxlsim.mm.params import KernelParams
 from cxlsim.mm.lru import ACTIVE, INACTIVE
-from cxlsim.mm.watermarks import WMARK_HIGH
 from cxlsim.mm.numa import Numa
 from cxlsim.mm.placement import FILE, Placement
+from cxlsim.mm.watermarks import WMARK_HIGH
 from cxlsim.tiered.policies import POLICIES, EpochView
 from cxlsim.tiered.policies.tpp import Tpp, TppParams
 

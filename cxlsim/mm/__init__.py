@@ -46,9 +46,9 @@ __getattr__ = lazy_attributes(__name__, _WHERE)
 if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
     from cxlsim.mm.damon import Damon, DamonParams
     from cxlsim.mm.kernel import KernelMemory
-    from cxlsim.mm.params import KernelParams
     from cxlsim.mm.mempolicy import MemPolicy, OutOfMemoryError, PagePlacement
     from cxlsim.mm.migrate import MigrationParams, Migrator
     from cxlsim.mm.numa import Numa, NumaParams
     from cxlsim.mm.numa_balancing import NumaScan, Scanner
+    from cxlsim.mm.params import KernelParams
     from cxlsim.mm.placement import Placement, policy_shares
