@@ -13,6 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 
+class RunWarning(UserWarning):
+    """A run that finished without doing what its file set out to study (a policy that
+    never acted); the CLI prints it as one line, ``cxlsim: warning: ...``."""
+
+
 @dataclass(frozen=True)
 class Location:
     """Where a value came from: a file (or ``--set``), and a line/column if known."""

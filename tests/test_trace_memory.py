@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import REPO
-from cxlsim.errors import InputError
+from cxlsim.errors import InputError, RunWarning
 from cxlsim.experiments import load_experiment
 from cxlsim.memory.epoch import Demand
 from cxlsim.tiered import policies
@@ -381,3 +384,58 @@ def test_the_pages_table_is_the_groupby_of_every_page(seed, n):
     got = _pages(p, names)
     for column in got:
         assert got[column].tolist() == want[column].tolist(), column
+
+
+FAST_SCAN = ("numa_balancing={enabled: true, scan_delay: 20 us, scan_period: 20 us, "
+             "scan_size: 64 MiB, max_scan_rate: 1000 TB/s}")
+PARTS = ("local_ns", "loss_cxl_latency_ns", "loss_copy_traffic_ns", "loss_hint_faults_ns",
+         "loss_migration_ns", "loss_shootdowns_ns")
+
+
+def test_the_app_time_is_its_local_time_and_the_losses_by_cause(tmp_path):
+    """The parts add up to the app time; all-CXL's local part is all-local's time, its
+    loss is CXL latency alone; a promoting policy also pays hint faults, migrations,
+    shootdowns and its copies' traffic, and bounces pages."""
+    kw = dict(kind="zipfian", footprint="128MiB", extra=", scrambled: true")
+    local = _run(tmp_path, "policy=all-local", **kw).metrics
+    cxl = _run(tmp_path, "policy=all-cxl", **kw).metrics
+    tpp = _run(tmp_path, "policy=tpp", "topology.nodes[1].capacity=48 MiB", FAST_SCAN,
+               **kw).metrics
+    for m in (local, cxl, tpp):
+        assert sum(m[k] for k in PARTS) == pytest.approx(m["app_time_s"] * 1e9, rel=1e-9)
+        assert sum(m[k.removesuffix("_ns") + "_share"] for k in PARTS) == pytest.approx(1)
+    assert cxl["local_ns"] == pytest.approx(local["app_time_s"] * 1e9, rel=0.01)
+    assert cxl["loss_cxl_latency_share"] > 0.1
+    assert cxl["loss_hint_faults_ns"] == cxl["loss_migration_ns"] == 0
+    for part in PARTS[1:]:
+        assert tpp[part] > 0, part
+    assert tpp["pingpong"] > 0 and tpp["policy_acted"] and not tpp["policy_idle_reason"]
+
+
+@pytest.mark.parametrize("overrides, reason", [
+    # the kernel's 1 s scan delay: no scan in a run of milliseconds
+    (["policy=tpp"], "no NUMA scan before the end: numa_balancing.scan_delay 1 s is not "
+                     "shorter than the run's"),
+    (["policy=damon"], "the DAMON monitor never aggregated: damon.aggregate 2 s is "
+                       "longer than the run's"),
+    # scans and hint faults, but DRAM holds every page: nothing to promote
+    (["policy=tpp", FAST_SCAN], "it moved no page"),
+])
+def test_a_policy_that_never_acted_says_why(tmp_path, overrides, reason):
+    with pytest.warns(RunWarning, match="tm: policy .* never acted: ") as caught:
+        metrics = _run(tmp_path, *overrides).metrics
+    assert len(caught) == 1 and reason in str(caught[0].message)
+    assert metrics["policy_acted"] is False and reason in metrics["policy_idle_reason"]
+
+
+def test_a_policy_that_never_acted_is_one_line_on_stderr(tmp_path):
+    path = tmp_path / "tm.yaml"
+    path.write_text(BASE % ("uniform", 200_000, "256MiB", "", 25_000) + "policy: tpp\n")
+    proc = subprocess.run([sys.executable, "-m", "cxlsim.cli", "run", str(path), "--out",
+                           str(tmp_path / "out")], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0
+    lines = [line for line in proc.stderr.splitlines() if "warning" in line]
+    assert lines == [f"cxlsim: warning: tm: policy tpp never acted: no NUMA scan before the "
+                     f"end: numa_balancing.scan_delay 1 s is not shorter than the run's "
+                     f"{lines[0].split('run' + chr(39) + 's ')[-1]}"]

@@ -293,13 +293,7 @@ class EpochEngine:
             raise ValueError(f"refs must be [cores, {len(self.nodes)} nodes] and busy [cores]")
         if self.time.size != refs.shape[0]:
             self.time = np.zeros(refs.shape[0])
-        demands, index = [], []
-        for c, (row, b) in enumerate(zip(refs, busy)):
-            total = row.sum()
-            if total > 0:
-                shares = {n: r / total for n, r in zip(self.nodes, row) if r > 0}
-                demands.append(Demand(1, self.mlp, shares, b / total, self.read_fraction))
-                index.append(c)
+        demands, index = self._demands(refs, busy)
         times = busy.copy()
         if demands:
             eq = self.system.solve(demands)
@@ -308,6 +302,23 @@ class EpochEngine:
                 times[c] = refs[c].sum() / x
         self.time += times
         return times
+
+    def _demands(self, refs: np.ndarray, busy: np.ndarray) -> tuple[list[Demand], list[int]]:
+        """A demand per core with memory references, and those cores' numbers."""
+        demands, index = [], []
+        for c, (row, b) in enumerate(zip(refs, busy)):
+            total = row.sum()
+            if total > 0:
+                shares = {n: r / total for n, r in zip(self.nodes, row) if r > 0}
+                demands.append(Demand(1, self.mlp, shares, b / total, self.read_fraction))
+                index.append(c)
+        return demands, index
+
+    def loaded(self, refs: np.ndarray, busy: np.ndarray) -> dict[str, float]:
+        """The node latencies ``refs`` and ``busy`` would load the nodes to, with no
+        epoch run (a what-if: the time and history stay as they are)."""
+        demands, _ = self._demands(np.asarray(refs, float), np.asarray(busy, float))
+        return self.system.solve(demands).latency if demands else dict(self.system.idle)
 
     def latencies(self) -> dict[str, float]:
         """Node latencies of the last epoch (idle before the first)."""

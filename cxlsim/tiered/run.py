@@ -149,6 +149,8 @@ class TraceRun:
     time_ns: float = 0.0
     accesses: int = 0
     regions: list[tuple] = field(default_factory=list)  # (ns, start, end, nr_accesses, age)
+    scans: int = 0         # NUMA balancing's scans
+    aggregations: int = 0  # the DAMON monitor's aggregation intervals ended
 
 
 def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams,
@@ -206,6 +208,7 @@ class _Run:
         self.migrator = Migrator(self.migration, self.hierarchy, self.sim.rng, rank)
         self.owed_core = np.zeros(cores)  # TLB flush time each core owes the next epoch (ns)
         self.owed_task = 0.0              # kernel time the task owes: its moves, shootdowns
+        self.owed_flush = 0.0             # the shootdowns' part of it
         self.copies = np.zeros(len(nodes))  # lines to copy per node (page moves), next epoch
         self.moved = _moves(kernel)          # pages moved out of / into each node so far
         self.allocs = kernel.per_node("pgalloc")  # pages allocated on each node so far
@@ -263,7 +266,9 @@ class _Run:
         env, kernel = self.sim.env, self.kernel
         yield env.timeout(self.scanner.delay)
         while True:
-            yield env.timeout(self.hints.scan(kernel.node, kernel.toptier, env.now))
+            period = self.hints.scan(kernel.node, kernel.toptier, env.now)
+            self.result.scans += 1
+            yield env.timeout(period)
 
     def monitor_loop(self):
         """The DAMON-style monitor's sampling and aggregation intervals."""
@@ -274,6 +279,7 @@ class _Run:
                 yield env.timeout(damon.sample)
                 self.monitor.sample()
             self.regions[:] = self.monitor.aggregate()
+            self.result.aggregations += 1
             self.result.regions += [(env.now, *r) for r in self.regions]
 
     # --- an epoch's steps --------------------------------------------------------------
@@ -311,8 +317,10 @@ class _Run:
                                             self.sim.env.now) if self.hints \
             else (distinct[:0], np.empty(0))
         reclaim = (kernel.total("pgdemote_direct") - direct) * self.migration.cost
-        stall = reclaim + faults.size * (self.scanner.fault_cost if self.scanner else 0.0) \
-            + self.owed_task
+        hinted = faults.size * (self.scanner.fault_cost if self.scanner else 0.0)
+        stall = reclaim + hinted + self.owed_task
+        parts = {"hint_faults": hinted, "shootdowns": self.owed_flush,
+                 "migration": reclaim + self.owed_task - self.owed_flush}
         # every page the kernel moved since the last epoch (its counters say from and
         # to where) is copied: its lines read at the source, written at the destination
         now = _moves(kernel)
@@ -321,12 +329,12 @@ class _Run:
         self.kept.node[work.seen_as] = kernel.node[work.seen]  # the sample's (none: exact)
         row = _epoch(self.engine, self.hierarchy, work.grouped, self.nodes, self.copies,
                      stall, self.owed_core, self.compute, self.sample,
-                     upcoming.grouped if upcoming else None)
+                     upcoming.grouped if upcoming else None, parts, kernel.numa.has_cpus)
         row["reclaim_stall_ns"] = reclaim
         row["numa_hint_faults"] = int(faults.size)
         row["tlb_shootdown_ns"] = float(self.owed_core.sum())
         row.update({f"hot_{n}": int(h) for n, h in zip(self.nodes, hot)})
-        self.copies[:], self.owed_core[:], self.owed_task = 0, 0, 0.0
+        self.copies[:], self.owed_core[:], self.owed_task, self.owed_flush = 0, 0, 0.0, 0.0
         return faults, latency, row
 
     def policy_moves(self, work: _Prepared, row: dict, faults: np.ndarray,
@@ -369,6 +377,7 @@ class _Run:
         flushes = self.migrator.shootdown(np.unique(self.placement.take_unmapped()))
         self.owed_core[:] += flushes.per_core
         self.owed_task += flushes.initiator if by_task else 0.0
+        self.owed_flush += flushes.initiator if by_task else 0.0
 
 
 class _Prepared(NamedTuple):
@@ -500,14 +509,17 @@ def _epochs(chunks: Chunks, epoch: int) -> Iterator[dict[str, np.ndarray]]:
 def _epoch(engine: EpochEngine, cores: list[CoreMemory], grouped: EpochRecords,
            nodes: list[str], copies: np.ndarray, stall: float, core_ns: np.ndarray,
            compute: float = 0.0, sample: int = 1,
-           upcoming: EpochRecords | None = None) -> dict:
+           upcoming: EpochRecords | None = None, parts: dict[str, float] | None = None,
+           local: np.ndarray | None = None) -> dict:
     """One epoch: each core's records through its hierarchy (each record after
     ``compute`` ns of other work), then the nodes' equilibrium with the kernel's page
     copies as one more stream (its time is not the app's); the task's kernel ``stall``
     (ns) falls on the cores by their share of the records, and ``core_ns[c]`` (its TLB
     flushes) on core ``c``. With a 1-in-``sample`` page sample, the sampled records'
     latencies and memory references count ``sample`` times. ``upcoming``: the next
-    epoch's records, whose private passes may run ahead (:mod:`cxlsim.memory.cores`)."""
+    epoch's records, whose private passes may run ahead (:mod:`cxlsim.memory.cores`).
+    ``parts``: the ``stall``'s parts by cause, ``local``: the nodes holding the CPUs
+    (the row's time in parts, :func:`_losses`)."""
     latency = engine.latencies()
     node_ns = np.array([latency[n] for n in nodes])
     vaddr, bounds, records = grouped.vaddr, grouped.bounds, grouped.records
@@ -541,4 +553,39 @@ def _epoch(engine: EpochEngine, cores: list[CoreMemory], grouped: EpochRecords,
         row[f"latency_ns_{name}"] = eq.latency[name] if eq else latency[name]
         row[f"GBps_{name}"] = (eq.node_bandwidth(name) / 1e9) if eq else 0.0
     row["memory_bytes"] = float(refs.sum()) * LINE_BYTES / engine.read_fraction
+    if parts is not None:
+        row.update(_losses(engine, refs, busy, copies, times, records / max(n, 1), parts,
+                           core_ns, local, eq, nodes))
     return row
+
+
+#: The parts of an epoch's time beyond its local time (:func:`_losses`), as row keys.
+LOSSES = ("loss_cxl_latency_ns", "loss_copy_traffic_ns", "loss_hint_faults_ns",
+          "loss_migration_ns", "loss_shootdowns_ns")
+
+
+def _losses(engine: EpochEngine, refs: np.ndarray, busy: np.ndarray, copies: np.ndarray,
+            times: np.ndarray, share: np.ndarray, parts: dict[str, float],
+            core_ns: np.ndarray, local: np.ndarray, eq: Any, nodes: list[str]
+            ) -> dict[str, float]:
+    """The epoch's time (its slowest core's) in parts that add up to it: ``local_ns``,
+    the core's work with every reference at the local (CPU) nodes' latency, and the
+    losses beyond it -- CXL latency (the other nodes' latency above the local one),
+    copy traffic (the nodes' latency the page copies' stream added, found by solving
+    the epoch again without it), and the task's kernel time by cause (``parts``, the
+    core's ``share`` of it by records; shootdowns with the core's own TLB flushes)."""
+    c = int(np.argmax(times))
+    out = {f"loss_{k}_ns": v * float(share[c]) for k, v in parts.items()}
+    out["loss_shootdowns_ns"] += float(core_ns[c])
+    lat = np.array([eq.latency[k] for k in nodes]) if eq else np.zeros(len(nodes))
+    if eq and copies.any() and refs.sum():
+        loaded = engine.loaded(refs, busy)
+        alone = np.array([loaded[k] for k in nodes])
+    else:
+        alone = lat
+    weights = refs[c] * local
+    here = weights @ alone / weights.sum() if weights.sum() else alone[local].mean()
+    out["loss_cxl_latency_ns"] = float(refs[c] @ (alone - here)) / engine.mlp
+    out["loss_copy_traffic_ns"] = float(refs[c] @ (lat - alone)) / engine.mlp
+    out["local_ns"] = float(busy[c] + refs[c].sum() * here / engine.mlp)
+    return out

@@ -20,6 +20,7 @@ node's traffic share (``traffic_share_NODE``) and pages migrated per simulated s
 from __future__ import annotations
 
 import tempfile
+import warnings
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -32,7 +33,7 @@ from pydantic import Field, PrivateAttr, ValidationError, ValidationInfo, field_
 
 from cxlsim.config.base import ProblemAt, StrictModel
 from cxlsim.config.validate import problem_in
-from cxlsim.errors import InputError, shown, unknown
+from cxlsim.errors import InputError, RunWarning, shown, unknown
 from cxlsim.experiments import trace_cache
 from cxlsim.experiments.memory_base import MemoryExperiment
 from cxlsim.experiments.progress import progress_bar
@@ -48,9 +49,9 @@ from cxlsim.mm.numa_balancing import Scanner
 from cxlsim.mm.params import KernelParams
 from cxlsim.mm.placement import DEMOTED, PAGE_TYPES, PROMOTED, Placement
 from cxlsim.mm.watermarks import WMARK_MIN
-from cxlsim.tiered.policies import POLICIES
+from cxlsim.tiered.policies import POLICIES, Policy
 from cxlsim.tiered.policies.damon import check_attrs
-from cxlsim.tiered.run import VMSTAT, Survey, simulate, survey
+from cxlsim.tiered.run import LOSSES, VMSTAT, Survey, simulate, survey
 from cxlsim.traces import generate, open_trace
 from cxlsim.traces.generators import KINDS
 from cxlsim.traces.params import parse_param
@@ -422,12 +423,33 @@ class TraceMemoryExperiment(MemoryExperiment):
                         for n, s in zip(names, nodes["traffic_share"])})
         metrics.update({f"pages_{t}": int((run.placement.page_type == code).sum())
                         for code, t in enumerate(PAGE_TYPES)})
+        metrics.update(_time_parts(epochs, run.time_ns))
+        metrics.update(self._acted(run, metrics["numa_pages_migrated"]))
         tables = {"epochs": epochs, "nodes": nodes, "pages": _pages(run.placement, names)}
         if self.damon.enabled:
             tables["damon_regions"] = pd.DataFrame(
                 run.regions, columns=["time_ns", "start_page", "end_page", "nr_accesses", "age"])
         return RunResult(self.name, self, metrics, tables,
                          self.draw(lambda: self._figures(epochs, names)))
+
+    def _acted(self, run, migrated: int) -> dict[str, Any]:
+        """``policy_acted`` and, when it did not, ``policy_idle_reason`` (also a
+        :class:`~cxlsim.errors.RunWarning`): no NUMA scan or DAMON aggregation before
+        the run ended, or no page moved by a policy that moves pages."""
+        ran = f"the run's {format_time(run.time_ns, digits=3)}"
+        reason = ""
+        if self.numa_balancing.enabled and not run.scans:
+            reason = (f"no NUMA scan before the end: numa_balancing.scan_delay "
+                      f"{format_time(self.numa_balancing.scan_delay)} is not shorter than {ran}")
+        elif self.damon.enabled and not run.aggregations:
+            reason = (f"the DAMON monitor never aggregated: damon.aggregate "
+                      f"{format_time(self.damon.aggregate)} is longer than {ran}")
+        elif POLICIES[self.policy].moves is not Policy.moves and not migrated:
+            reason = "it moved no page"
+        if reason:
+            warnings.warn(f"{self.name}: policy {self.policy} never acted: {reason}",
+                          RunWarning, stacklevel=2)
+        return {"policy_acted": not reason, "policy_idle_reason": reason}
 
     def _figures(self, epochs: pd.DataFrame, names: list[str]) -> dict:
         """Each node's traffic, traffic share and resident (hot and cold) pages over time."""
@@ -452,6 +474,16 @@ class TraceMemoryExperiment(MemoryExperiment):
         shares.update_layout(yaxis_tickformat=".0%")
         return {"traffic over time": fig, "traffic share over time": shares,
                 "resident pages over time": resident}
+
+
+def _time_parts(epochs: pd.DataFrame, time_ns: float) -> dict[str, float]:
+    """The app time in parts that add up to it (:func:`cxlsim.tiered.run._losses`):
+    ``local_ns`` and the losses beyond it, in ns and as shares of the app time."""
+    out = {}
+    for key in ("local_ns", *LOSSES):
+        out[key] = ns = float(epochs[key].sum())
+        out[key.removesuffix("_ns") + "_share"] = ns / time_ns if time_ns else 0.0
+    return out
 
 
 def _measured(epochs: pd.DataFrame, warmup: int) -> dict[str, float]:
