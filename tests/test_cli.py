@@ -163,6 +163,10 @@ def _bad_cases(tmp_path):
                           "links[0].width: expected 1, 2, 4, 8 or 16; found 3"),
         "set preset": (["resolve", str(SWITCH_POOL_ROUTES), "--set", "topology.preset=x"],
                        "a preset cannot be changed"),
+        "unknown item name": (["resolve", str(SWITCH_POOL_ROUTES), "--set",
+                               "topology.nodes[cxl9].capacity=1 GiB"],
+                              "--set topology.nodes[cxl9].capacity=1 GiB: topology.nodes: no "
+                              "item named 'cxl9'; names: host0, rp0, sw0, cxl0,"),
         "unknown kind": (["run", str(bad_kind), "--out", str(tmp_path / "r")],
                          "; found 'nope'"),
         "missing topology": (["resolve", str(missing_topo)], "nothere.yaml' not found"),
@@ -173,6 +177,7 @@ def _bad_cases(tmp_path):
 
 @pytest.mark.parametrize("case", ["missing file", "wrong suffix", "invalid yaml",
                                   "malformed set", "bad set value", "set preset",
+                                  "unknown item name",
                                   "unknown kind", "missing topology", "graph error"])
 def test_bad_input_exits_2_with_one_line(capsys, tmp_path, case):
     argv, fragment = _bad_cases(tmp_path)[case]

@@ -417,6 +417,8 @@ def test_same_preset_twice_is_not_a_cycle(write):
     ("a.b[2].c=1", ("a", "b", 2, "c")),
     ("links[0].width=1", ("links", 0, "width")),
     ("m[1][2]=1", ("m", 1, 2)),
+    ("nodes[dram0].capacity=1", ("nodes", "dram0", "capacity")),
+    ("n[cxl0_dram][0]=1", ("n", "cxl0_dram", 0)),
     ("with-dash.under_score=1", ("with-dash", "under_score")),
     ("  a.b  =1", ("a", "b")),
 ])
@@ -433,7 +435,7 @@ def test_set_values_are_read_as_yaml(raw, value):
     assert parse_assignment(f"k={raw}") == (("k",), value)
 
 
-@pytest.mark.parametrize("text", ["a..b=1", "1a=2", "links[x].width=1", "links[0]width=8",
+@pytest.mark.parametrize("text", ["a..b=1", "1a=2", "links[0x].width=1", "links[0]width=8",
                                   "a.b[]=1", "a.=1", "a b=1", "links[-1].width=1"])
 def test_malformed_set_keys(text):
     key = text.partition("=")[0].strip()
@@ -476,6 +478,26 @@ def test_set_changes_one_value_and_leaves_the_document_alone():
     assert new.locations[("links", 0, "width")] == Location("--set links[0].width=8")
     spec = validate_document(TopologySpec, new)
     assert spec.links[0].width == 8 and spec.nodes[2].hop_latency == 70.0
+
+
+def test_set_names_a_list_item_by_its_name():
+    new = apply_overrides(_doc(), ["nodes[sw0].hop_latency=70 ns"])
+    at = [n["name"] for n in new.data["nodes"]].index("sw0")
+    assert new.data["nodes"][at]["hop_latency"] == "70 ns"
+    assert new.locations[("nodes", at, "hop_latency")] == \
+        Location("--set nodes[sw0].hop_latency=70 ns")
+
+
+@pytest.mark.parametrize("text, message", [
+    ("nodes[sw9].hop_latency=70 ns", "nodes: no item named 'sw9'; names: host0, "),
+    ("links[rp0].width=8", "links: no item named 'rp0'; names: none: its items have no "
+                           "name"),
+    ("description[x]=1", "description is not a list"),
+])
+def test_set_with_an_unknown_item_name_lists_the_names(text, message):
+    with pytest.raises(InputError) as info:
+        apply_overrides(_doc(), [text])
+    assert str(info.value).startswith(f"--set {text}: {message}")
 
 
 def test_set_applies_in_order():

@@ -1,5 +1,8 @@
 """``--set a.b[2].c=value`` overrides applied to loaded data before validation.
 
+A list item is named by its index or, for a list of mappings with a ``name``, by that
+name: ``topology.nodes[dram0].capacity=2 GiB``.
+
 The value is read as a YAML scalar or flow collection, so ``0.75`` is a number,
 ``40 ns`` a string, ``[1, 2]`` a list and ``true`` a boolean.
 """
@@ -14,8 +17,13 @@ from cxlsim.config.presets import PRESET_KEY
 from cxlsim.config.source import MAX_DEPTH, Document, KeyPath, format_path, yaml_value
 from cxlsim.errors import InputError, Location
 
-_PART = re.compile(r"([A-Za-z_][\w-]*)((?:\[\d+\])*)")
-_INDEX = re.compile(r"\[(\d+)\]")
+_ITEM = r"\d+|[A-Za-z_][\w.-]*"  # a list item's index or name
+_PART = re.compile(rf"([A-Za-z_][\w-]*)((?:\[(?:{_ITEM})\])*)")
+_INDEX = re.compile(rf"\[({_ITEM})\]")
+
+
+class ItemName(str):
+    """A list item named in a key path (``nodes[dram0]``): the item whose ``name`` it is."""
 
 
 def parse_assignment(text: str) -> tuple[KeyPath, Any]:
@@ -31,7 +39,8 @@ def parse_assignment(text: str) -> tuple[KeyPath, Any]:
         if match is None:
             raise InputError(f"malformed key {key.strip()!r}; {expected}", location=where)
         path.append(match.group(1))
-        path.extend(int(i) for i in _INDEX.findall(match.group(2)))
+        path.extend(int(i) if i.isdigit() else ItemName(i)
+                    for i in _INDEX.findall(match.group(2)))
     if len(path) > MAX_DEPTH:
         raise InputError(f"key nested too deeply (at most {MAX_DEPTH} levels)", location=where)
     try:
@@ -52,20 +61,28 @@ def apply_overrides(doc: Document, assignments: list[str] | tuple[str, ...]) -> 
         if PRESET_KEY in path:
             raise InputError("a preset cannot be changed with --set; edit the file or set "
                              "the preset's fields instead", location=where)
-        data = _assign(data, path, value, where)
+        data, path = _assign(data, path, value, where)
         locations = {p: loc for p, loc in locations.items() if p[:len(path)] != path}
         locations[path] = where
     return Document(data, doc.source, locations)
 
 
-def _assign(data: Any, path: KeyPath, value: Any, where: Location) -> Any:
+def _assign(data: Any, path: KeyPath, value: Any, where: Location) -> tuple[Any, KeyPath]:
+    """Set ``value`` at ``path`` in ``data``; returns the data and the path with its
+    item names as indices."""
     if not isinstance(data, dict):
         raise InputError("the file does not hold a mapping at its top level", location=where)
     node: Any = data
-    for depth, part in enumerate(path[:-1]):
+    path = list(path)
+    for depth, part in enumerate(path):
+        if isinstance(part, ItemName):
+            path[depth] = _named(node, part, where, tuple(path[:depth]))
+        if depth == len(path) - 1:
+            break
         nxt = path[depth + 1]
-        node = _step(node, part, create=list if isinstance(nxt, int) else dict,
-                     where=where, so_far=path[:depth + 1])
+        node = _step(node, path[depth], create=list if isinstance(nxt, (int, ItemName))
+                     else dict, where=where, so_far=tuple(path[:depth + 1]))
+    path = tuple(path)
     last = path[-1]
     if isinstance(last, int):
         if not isinstance(node, list) or not -len(node) <= last < len(node):
@@ -73,7 +90,19 @@ def _assign(data: Any, path: KeyPath, value: Any, where: Location) -> Any:
     elif not isinstance(node, dict):
         raise InputError(f"{format_path(path[:-1])} is not a mapping", location=where)
     node[last] = value
-    return data
+    return data, path
+
+
+def _named(node: Any, name: str, where: Location, so_far: KeyPath) -> int:
+    """The index of the item of list ``node`` whose ``name`` is ``name``."""
+    if not isinstance(node, list):
+        raise InputError(f"{format_path(so_far)} is not a list", location=where)
+    names = [item.get("name") if isinstance(item, dict) else None for item in node]
+    if name not in names:
+        known = ", ".join(map(str, filter(None, names))) or "none: its items have no name"
+        raise InputError(f"{format_path(so_far)}: no item named {name!r}; names: {known}",
+                         location=where)
+    return names.index(name)
 
 
 def _step(node: Any, part: str | int, create: type, where: Location, so_far: KeyPath) -> Any:
