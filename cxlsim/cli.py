@@ -147,7 +147,10 @@ def _cmd_resolve(args: argparse.Namespace) -> int:
     from cxlsim.config import dump_yaml
     from cxlsim.experiments import load_experiment
 
-    print(dump_yaml(load_experiment(args.experiment, args.overrides)), end="")
+    experiment = load_experiment(args.experiment, args.overrides)
+    print(dump_yaml(experiment), end="")
+    if hasattr(experiment, "scaled_text"):  # the similarity law's values, as comments
+        print(experiment.scaled_text(), end="")
     return EXIT_OK
 
 

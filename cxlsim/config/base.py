@@ -33,3 +33,15 @@ class ProblemAt(ValueError):
     def __init__(self, message: str, *paths: KeyPath) -> None:
         super().__init__(message)
         self.paths = paths
+
+
+#: A tunable's classes under the similarity law (:mod:`cxlsim.mm.similarity`).
+SCALING = ("clock", "cost", "quota", "samples", "rate", "size", "fixed")
+
+
+def scales(kind: str) -> dict[str, str]:
+    """A field's class under the similarity law, for ``Field(...,
+    json_schema_extra=scales(kind))``."""
+    if kind not in SCALING:
+        raise ValueError(f"unknown scaling class {kind!r}; expected one of {SCALING}")
+    return {"scales": kind}

@@ -71,21 +71,27 @@ def kept_pages(n_pages: int, k: int, seed: int = 0,
     return rank
 
 
-def scaled_cpu(cpu: CpuParams, k: int, page_size: int = 4096) -> CpuParams:
+def scaled_cpu(cpu: CpuParams, k: int, page_size: int = 4096,
+               keep_ways: bool = False) -> CpuParams:
     """``cpu`` with every cache and its TLB arrays for ``page_size`` at ``1/k`` of their
     entries: a set-associative structure keeps its ways and loses sets, one with fewer
-    sets than ``k`` becomes one set of ``entries / k`` ways. ValueError names a structure
-    that cannot be divided so."""
+    sets than ``k`` becomes one set of ``entries / k`` ways (``keep_ways``: is refused,
+    as the similarity law does). ValueError names a structure that cannot be divided
+    so."""
     check_factor(k)
     if k == 1:
         return cpu
 
     def divide(name: str, entries: int, ways: int) -> tuple[int, int]:
+        sets = entries // ways
+        if keep_ways and sets < k:
+            raise ValueError(f"{cpu.name}: {name} has {sets} sets of {ways} ways, fewer "
+                             f"than the scale {k}; the largest scale that keeps a set is "
+                             f"{1 << (sets.bit_length() - 1)}")
         if entries % k:
             raise ValueError(f"{cpu.name}: {name} has {entries} entries, which a sampling "
                              f"factor of {k} does not divide; expected a factor that "
                              f"divides every TLB and cache")
-        sets = entries // ways
         return (entries // k, ways) if sets >= k else (entries // k, entries // k)
 
     tlbs = []

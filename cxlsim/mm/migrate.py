@@ -17,7 +17,7 @@ is unmapped, copied and remapped. Here:
   plus the initiator's flush and IPI; a kernel thread's (kswapd, kdamond) costs the
   thread, not the task. Every core pays its own flushes.
 * **Rate limits.** Promotions into a node are refused once the candidates of the current
-  one-second window of simulated time reach ``promote_rate_limit`` (the kernel's
+  window (``rate_window``, one second) reach ``promote_rate_limit`` (the kernel's
   ``numa_promotion_rate_limit``: ``numa_balancing_promote_rate_limit_MBps``, default
   65536 MB/s); demotions a policy asks for likewise under ``demote_rate_limit`` (no
   kernel knob: a DAMOS-style quota; none by default). Kernel reclaim is never limited.
@@ -36,14 +36,11 @@ from typing import Annotated
 import numpy as np
 from pydantic import Field
 
-from cxlsim.config.base import StrictModel
+from cxlsim.config.base import StrictModel, scales
 from cxlsim.memory.hierarchy import CoreMemory
 from cxlsim.mm.kernel import KernelMemory
 from cxlsim.mm.watermarks import PAGE_SIZE
 from cxlsim.units import Bandwidth, Time, shown_in
-
-#: Simulated nanoseconds of one rate-limit window (the kernel's MSEC_PER_SEC window).
-WINDOW_NS = 1e9
 
 
 class MigrationParams(StrictModel):
@@ -53,26 +50,36 @@ class MigrationParams(StrictModel):
         "kernel time to migrate one 4 KiB page (unmap, copy, remap), charged to the task "
         "when the move is made in its context: move_pages of 1 GB in 4 KiB pages ran at "
         "3.73 GB/s, 1.1 us a page, on Zen 3 with 6.16-rc6 (LKML, S. Garg, 'Accelerate page "
-        "migration with batch copying and hardware offload', RFC v3, Sep 2025)"))
+        "migration with batch copying and hardware offload', RFC v3, Sep 2025)"),
+        json_schema_extra=scales("cost"))
     batch: int = Field(512, ge=1, description=(
-        "pages unmapped and flushed together (migrate_pages' batch, NR_MAX_BATCHED_MIGRATION)"))
+        "pages unmapped and flushed together (migrate_pages' batch, NR_MAX_BATCHED_MIGRATION)"),
+        json_schema_extra=scales("fixed"))
     flush_ceiling: int = Field(33, ge=0, description=(
         "above this many pages a shootdown flushes whole TLBs (x86 "
-        "tlb_single_page_flush_ceiling, arch/x86/mm/tlb.c)"))
+        "tlb_single_page_flush_ceiling, arch/x86/mm/tlb.c)"),
+        json_schema_extra=scales("fixed"))
     tlb_flush_page: Time = Field(100.0, ge=0, description=(
-        "one page's TLB invalidation on one core (x86 invlpg, about 100 ns: arch/x86/mm/tlb.c)"))
+        "one page's TLB invalidation on one core (x86 invlpg, about 100 ns: arch/x86/mm/tlb.c)"),
+        json_schema_extra=scales("cost"))
     ipi: Time = Field(2000.0, ge=0, description=(
         "the initiator's wait for a shootdown IPI round trip to the other cores "
-        "(assumption: 1-3 us is reported, growing with the cores)"))
+        "(assumption: 1-3 us is reported, growing with the cores)"),
+        json_schema_extra=scales("cost"))
     promote_rate_limit: Annotated[Bandwidth, shown_in("MiB/s")] | None = Field(
         65536 * 2**20, gt=0, description=(
         "promotion candidates per destination node per second "
-        "(numa_balancing_promote_rate_limit_MBps, default 65536 MB/s); none: unlimited"))
+        "(numa_balancing_promote_rate_limit_MBps, default 65536 MB/s); none: unlimited"),
+        json_schema_extra=scales("rate"))
     demote_rate_limit: Bandwidth | None = Field(None, gt=0, description=(
         "demotions a policy asks for, per source node per second (a DAMOS-style quota; "
-        "kernel reclaim is not limited); none: unlimited"))
+        "kernel reclaim is not limited); none: unlimited"), json_schema_extra=scales("rate"))
+    rate_window: Time = Field(1e9, gt=0, description=(
+        "the window the rate limits count in (the kernel's one second, MSEC_PER_SEC in "
+        "numa_promotion_rate_limit)"), json_schema_extra=scales("clock"))
     busy_fraction: float = Field(0.0, ge=0, le=1, description=(
-        "fraction of attempts that find the page busy and fail (assumption; default none)"))
+        "fraction of attempts that find the page busy and fail (assumption; default none)"),
+        json_schema_extra=scales("fixed"))
 
 
 @dataclass
@@ -123,7 +130,7 @@ class Migrator:
         """The moves (a mask over ``pages``) the rate limits let through at ``now`` (ns):
         promotions counted per destination, policy demotions per source, in the current
         one-second window; refused moves count in :attr:`rate_limited`."""
-        if now - self._window > WINDOW_NS:
+        if now - self._window > self.params.rate_window:
             self._window, self._promoted, self._demoted = now, {}, {}
         src = kernel.node[pages]
         up = kernel.toptier[dest] & ~kernel.toptier[src]
@@ -133,7 +140,7 @@ class Migrator:
                                        (down, src, self.params.demote_rate_limit, self._demoted)):
             if limit is None:
                 continue
-            cap = int(limit // PAGE_SIZE)
+            cap = int(limit * (self.params.rate_window / 1e9) // PAGE_SIZE)
             for node in np.unique(key[mask]):
                 mine = np.flatnonzero(mask & (key == node))
                 # fair.c counts the candidate first and refuses once the count reaches

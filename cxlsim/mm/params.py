@@ -9,7 +9,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from cxlsim.config.base import ProblemAt, StrictModel
+from cxlsim.config.base import ProblemAt, StrictModel, scales
 
 
 class KernelParams(StrictModel):
@@ -18,10 +18,12 @@ class KernelParams(StrictModel):
     min_free_kbytes: int | None = Field(
         None, ge=128, description="vm.min_free_kbytes in KiB (none: the boot default, "
                                   "int_sqrt(16 * lowmem KiB) clamped to 128..262144, "
-                                  "mm/page_alloc.c calculate_min_free_kbytes)")
+                                  "mm/page_alloc.c calculate_min_free_kbytes)",
+        json_schema_extra=scales("size"))
     watermark_scale_factor: int = Field(
         10, ge=1, le=3000, description="vm.watermark_scale_factor in 1/10000 of a node "
-                                       "(10 = 0.1 %, mm/page_alloc.c)")
+                                       "(10 = 0.1 %, mm/page_alloc.c)",
+        json_schema_extra=scales("fixed"))
     demotion_enabled: bool = Field(
         False, description="/sys/kernel/mm/numa/demotion_enabled: reclaim migrates pages "
                            "to the next lower tier before dropping or swapping them "
@@ -41,13 +43,16 @@ class KernelParams(StrictModel):
     swap: bool = Field(False, description="a swap device exists: anon pages can be reclaimed "
                                           "by swapping them out")
     swappiness: int = Field(60, ge=0, le=200, description="vm.swappiness: relative reclaim "
-                                                          "pressure on anon vs file (0..200)")
+                                                          "pressure on anon vs file (0..200)",
+        json_schema_extra=scales("fixed"))
     movable_nodes: list[int] = Field(
         default_factory=list, description="nodes whose memory is onlined as ZONE_MOVABLE "
-                                          "(e.g. CXL memory via dax/kmem, online_movable)")
+                                          "(e.g. CXL memory via dax/kmem, online_movable)",
+        json_schema_extra=scales("fixed"))
     adistance: list[Annotated[int, Field(ge=0)]] | None = Field(
         None, description="abstract distance per node (memory-tiers.c; none: 576 for nodes "
-                          "with CPUs, 2880 for CPU-less nodes)")
+                          "with CPUs, 2880 for CPU-less nodes)",
+        json_schema_extra=scales("fixed"))
     demote_scale_factor: int | None = Field(
         None, ge=1, le=10000, description=(
             "vm.demote_scale_factor in 1/10000 of a node (TPP, LKML '[PATCH 0/5] Transparent "
@@ -55,7 +60,8 @@ class KernelParams(StrictModel):
             "never upstream): a top-tier node with a demotion target gets WMARK_DEMOTE = "
             "size * factor / 10000 clamped to [2 * high, size]; an allocation or promotion "
             "leaving it below, or the scheduler tick finding it so, wakes kswapd, which "
-            "reclaims until free pages exceed it. None: off"))
+            "reclaims until free pages exceed it. None: off"),
+        json_schema_extra=scales("fixed"))
     file_on_lower_tier: bool = Field(
         False, description=(
             "TPP's page-type-aware allocation (the paper, not the LKML patches): file "

@@ -31,7 +31,7 @@ import pandas as pd
 import plotly.express as px
 from pydantic import Field, PrivateAttr, ValidationError, ValidationInfo, field_validator, model_validator
 
-from cxlsim.config.base import ProblemAt, StrictModel
+from cxlsim.config.base import ProblemAt, StrictModel, scales
 from cxlsim.config.validate import problem_in
 from cxlsim.errors import InputError, RunWarning, shown, unknown
 from cxlsim.experiments import trace_cache
@@ -48,6 +48,7 @@ from cxlsim.mm.numa import Numa
 from cxlsim.mm.numa_balancing import Scanner
 from cxlsim.mm.params import KernelParams
 from cxlsim.mm.placement import DEMOTED, PAGE_TYPES, PROMOTED, Placement
+from cxlsim.mm.similarity import Law, clocks
 from cxlsim.mm.watermarks import WMARK_MIN
 from cxlsim.tiered.policies import POLICIES, Policy
 from cxlsim.tiered.policies.damon import check_attrs
@@ -102,24 +103,26 @@ class NumaBalancing(StrictModel):
 
     enabled: bool = Field(False, description="kernel.numa_balancing on: the scanner runs")
     scan_delay: KernelMs = Field(1e9, description="numa_balancing_scan_delay_ms: the first "
-                                                  "scan")
+                                                  "scan", json_schema_extra=scales("clock"))
     scan_period: KernelMs = Field(1e9, gt=0, description=(
         "numa_balancing_scan_period_min_ms: the shortest time for a pass over the "
         "resident pages (each scan's period is this over the passes' windows of "
-        "scan_size, task_scan_min)"))
+        "scan_size, task_scan_min)"), json_schema_extra=scales("clock"))
     scan_period_max: KernelMs = Field(60e9, gt=0, description=(
         "numa_balancing_scan_period_max_ms: the longest (task_scan_max); after each pass "
         "the period moves between the two by the faults' locality "
-        "(update_task_scan_period)"))
+        "(update_task_scan_period)"), json_schema_extra=scales("clock"))
     scan_size: Size = Field(256 * 2**20, ge=4096, description="numa_balancing_scan_size_mb: "
-                                                              "address space marked per scan")
+                                                              "address space marked per scan",
+        json_schema_extra=scales("quota"))
     max_scan_rate: Annotated[Bandwidth, shown_in("MiB/s")] = Field(
         2560 * 2**20, gt=0, description=(
         "the fastest the scanner marks memory (MAX_SCAN_WINDOW, 2560 MB/s: a kernel "
-        "constant; a time-compressed run scales it with its periods)"))
+        "constant; a time-compressed run scales it with its periods)"),
+        json_schema_extra=scales("rate"))
     fault_cost: Time = Field(1000.0, ge=0, description=(
         "kernel time of one hint fault (assumption: a minor fault's entry, PTE fix-up and "
-        "bookkeeping, about 1 us)"))
+        "bookkeeping, about 1 us)"), json_schema_extra=scales("cost"))
 
     @model_validator(mode="after")
     def _periods(self) -> "NumaBalancing":
@@ -136,15 +139,32 @@ class DamonMonitor(StrictModel):
     """The DAMON-style access monitor (Documentation/mm/damon/design.rst defaults)."""
 
     enabled: bool = Field(False, description="run the monitor")
-    sample: Time = Field(5e6, gt=0, description="sampling interval")
-    aggregate: Time = Field(100e6, gt=0, description="aggregation interval")
-    min_regions: int = Field(10, ge=3, description="fewest regions")
-    max_regions: int = Field(1000, ge=3, description="most regions")
+    sample: Time = Field(5e6, gt=0, description="sampling interval",
+        json_schema_extra=scales("clock"))
+    aggregate: Time = Field(100e6, gt=0, description="aggregation interval",
+        json_schema_extra=scales("clock"))
+    min_regions: int = Field(10, ge=3, description="fewest regions",
+        json_schema_extra=scales("fixed"))
+    max_regions: int = Field(1000, ge=3, description="most regions",
+        json_schema_extra=scales("fixed"))
 
     @model_validator(mode="after")
     def _attrs(self) -> "DamonMonitor":
         check_attrs(self)
         return self
+
+
+#: Clocks the epoch need not resolve: a one-off delay, and ages (the monitor counts them
+#: in aggregations).
+UNRESOLVED = ("scan_delay", "min_age", "max_age")
+
+
+def _flat(tree: dict, prefix: str = "") -> dict[str, Any]:
+    """A nested mapping's leaves by dotted name."""
+    out: dict[str, Any] = {}
+    for k, v in tree.items():
+        out.update(_flat(v, f"{prefix}{k}.") if isinstance(v, dict) else {prefix + k: v})
+    return out
 
 
 #: Fewest pages a sampled run keeps (``sample:``): at 8,192 (64k pages, K = 8) the app
@@ -181,7 +201,8 @@ class TraceMemoryExperiment(MemoryExperiment):
     kernel: KernelParams = Field(default_factory=KernelParams, description=(
         "the kernel's memory tunables: watermarks, demotion_enabled, swap, ..."))
     kswapd_interval: Time = Field(1e6, gt=0, description="how often kswapd looks for work "
-                                                         "(simulated time)")
+                                                         "(simulated time)",
+        json_schema_extra=scales("clock"))
     numa_balancing: NumaBalancing = Field(default_factory=NumaBalancing, description=(
         "the hint-fault scanner (with kernel.numa_balancing_tiering: top-tier pages skipped)"))
     damon: DamonMonitor = Field(default_factory=DamonMonitor, description=(
@@ -191,6 +212,15 @@ class TraceMemoryExperiment(MemoryExperiment):
     migration: MigrationParams = Field(default_factory=MigrationParams, description=(
         "page migration's costs and limits: per-page kernel time, TLB shootdowns, "
         "promotion/demotion rate limits, busy pages"))
+    scale: float = Field(1.0, ge=1, description=(
+        "the real system's footprint over the trace's (S): the similarity law "
+        "(cxlsim.mm.similarity) scales the kernel's and the policy's clocks, quotas and "
+        "rates and the CPU's cache and TLB sets from the kernel's values; 1: none"))
+    real_footprint: Size | None = Field(None, gt=0, description=(
+        "the real system's footprint, instead of scale: S = this / the trace's footprint"))
+    real_threads: int | None = Field(None, ge=1, description=(
+        "threads of the real system (default: the run's cores); simulated time runs "
+        "S x cores / real_threads times faster, page for page"))
     _params: Any = PrivateAttr(None)
 
     @model_validator(mode="before")
@@ -233,6 +263,82 @@ class TraceMemoryExperiment(MemoryExperiment):
                                     f"sets {shown(getattr(model, key))}", (block, key))
             object.__setattr__(self, block, model.model_copy(update=wanted))  # frozen model
         return self
+
+    @model_validator(mode="after")
+    def _similarity(self) -> "TraceMemoryExperiment":
+        """The law's inputs: one way of giving S, no hand-scaled policy clocks beside it,
+        and a CPU whose caches and TLBs divide by it (and then by the sample)."""
+        if self.real_footprint is not None and self.scale != 1:
+            raise ProblemAt("give scale or real_footprint, not both", ("real_footprint",))
+        scaled = self.scale != 1 or self.real_footprint is not None
+        hand = getattr(self._params, "time_scale", 1)
+        if scaled and hand != 1:
+            raise ProblemAt(f"time_scale {hand:g} scales the policy's clocks by hand, which "
+                            f"the similarity law does from the kernel's values: drop "
+                            f"time_scale and let scale do it",
+                            ("policy_params", "time_scale"), ("policy", "time_scale"))
+        if self.real_footprint is None:  # else known when the trace is read
+            try:
+                scaled_cpu(self._law(1).cpu(self.cpu), self.sample)
+            except ValueError as exc:
+                raise ProblemAt(str(exc), ("scale",)) from None
+        return self
+
+    def _law(self, cores: int, footprint: int = 0) -> Law:
+        """The similarity law of a run on ``cores`` cores of a trace of ``footprint``
+        pages (needed with ``real_footprint``)."""
+        scale = self.real_footprint / (footprint * 4096) if self.real_footprint else self.scale
+        return Law(scale, cores, self.real_threads or cores)
+
+    def _similar(self, law: Law, numa: Numa) -> "TraceMemoryExperiment":
+        """This experiment as its run is set up under ``law``: the kernel's, migration's,
+        the scanner's, the monitor's and the policy's tunables, kswapd's interval and the
+        CPU scaled (itself under the identity)."""
+        if law.identity:
+            return self
+        lowmem = sum(int(c) for i, c in enumerate(numa.capacity)
+                     if i not in self.kernel.movable_nodes) * 4096
+        kernel = law.apply(self.kernel).model_copy(update={
+            "min_free_kbytes": law.min_free_kbytes(self.kernel.min_free_kbytes, lowmem)})
+        out = self.model_copy(update={
+            "kernel": kernel, "migration": law.apply(self.migration),
+            "numa_balancing": law.apply(self.numa_balancing), "damon": law.apply(self.damon),
+            "kswapd_interval": self.kswapd_interval * law.factor("clock"),
+            "cpu": law.cpu(self.cpu)})
+        out._params = law.apply(self._params)
+        return out
+
+    def _clocks(self) -> dict[str, float]:
+        """The clocks in use, by dotted name (ns): the policy's, migration's, and the
+        scanner's and the monitor's when on."""
+        blocks = {"policy": self._params, "migration": self.migration,
+                  "numa_balancing": self.numa_balancing, "damon": self.damon}
+        return {f"{block}.{name}": value for block, model in blocks.items()
+                if getattr(model, "enabled", True) for name, value in clocks(model)}
+
+    def scaled_text(self) -> str:
+        """``cxlsim resolve``'s comment lines: each clock, quota and rate the law changes,
+        kernel value -> the run's (empty under the identity law)."""
+        law = self._law(self.threads or self.real_threads or 1, 1)
+        if self.real_footprint is not None:
+            return ("# scaled: S = real_footprint / the trace's footprint, known when the "
+                    "trace is read\n")
+        if law.identity:
+            return ""
+        lines = [f"# scaled by the similarity law: S {law.scale:g}, K {law.compression:g} "
+                 f"(kernel value -> the run's)"]
+        scaled = self._similar(law, self.numa())
+        mine, theirs = self.model_dump(mode="json"), scaled.model_dump(mode="json")
+        mine["policy_params"] = self._params.model_dump(mode="json")
+        theirs["policy_params"] = scaled._params.model_dump(mode="json")
+        for block in ("kernel", "migration", "numa_balancing", "damon", "policy_params"):
+            new = _flat(theirs[block])
+            lines += [f"#   {block}.{k}: {v} -> {new[k]}"
+                      for k, v in _flat(mine[block]).items() if new[k] != v]
+        if theirs["kswapd_interval"] != mine["kswapd_interval"]:
+            lines.append(f"#   kswapd_interval: {mine['kswapd_interval']} -> "
+                         f"{theirs['kswapd_interval']}")
+        return "\n".join(lines) + "\n"
 
     @field_validator("sample")
     @classmethod
@@ -314,19 +420,47 @@ class TraceMemoryExperiment(MemoryExperiment):
                                  f"page type (0 anon, 1 file, 2 shmem)", key="trace")
             placement = Placement(found.footprint, page_type=found.page_type,
                                   pingpong=self.pingpong)
-            kernel = KernelMemory(numa, placement, self.kernel)
+            cores = min(self.workers if self.threads else len(found.threads), self.cpu.cores)
+            law = self._law(cores, found.footprint)
+            if law.scale < 1:
+                raise InputError(f"real_footprint is smaller than the trace's footprint "
+                                 f"({found.footprint * 4096:,} B); expected at least that",
+                                 key="real_footprint")
+            try:
+                exp = self._similar(law, numa)
+            except ValueError as exc:
+                raise InputError(str(exc), key="real_footprint") from None
+            kernel = KernelMemory(numa, placement, exp.kernel)
             room = kernel.capacity - kernel.wmark[:, WMARK_MIN]
             self._check_room(found, kernel.capacity, room)
             policy = kind(numa, found.footprint, self.mempolicy,
-                          found.counts if kind.needs_counts else None, room, self._params)
-            cores = min(self.workers if self.threads else len(found.threads), self.cpu.cores)
+                          found.counts if kind.needs_counts else None, room, exp._params)
             with progress_bar(progress, -(-found.records // self.epoch), self.name,
                               "epoch") as bar:
-                run = simulate(chunks, found, self.memory(), self.cpu, policy, kernel, cores,
-                               self.epoch, self.seed, self.kswapd_interval, self.thread_mlp,
-                               self.migration, self._scanner(), self._damon(), self.compute,
+                run = simulate(chunks, found, self.memory(), exp.cpu, policy, kernel, cores,
+                               self.epoch, self.seed, exp.kswapd_interval, self.thread_mlp,
+                               exp.migration, exp._scanner(), exp._damon(), self.compute,
                                self.sample, bar.update)
-        return self._result(run, found, cores)
+        result = self._result(run, found, cores)
+        result.metrics.update(exp._scaled_metrics(law, run))
+        return result
+
+    def _scaled_metrics(self, law: Law, run) -> dict[str, float]:
+        """S, K and (under a law) the clocks the run used, in ns; InputError names a clock
+        the law made shorter than the run's mean epoch, which the run cannot resolve."""
+        out = {"scale": law.scale, "time_compression": law.compression}
+        if law.identity:
+            return out
+        epoch_ns = run.time_ns / max(len(run.epochs), 1)
+        for name, value in self._clocks().items():
+            if name.rsplit(".", 1)[-1] not in UNRESOLVED and value < epoch_ns:
+                raise InputError(
+                    f"{name} scales to {format_time(value)}, shorter than the run's mean "
+                    f"epoch ({format_time(epoch_ns)}, {self.epoch:,} records), which cannot "
+                    f"resolve it: a shorter epoch or a smaller scale", key="scale")
+            out[f"clock_{name.replace('.', '_')}_ns"] = value
+        out["clock_kswapd_interval_ns"] = self.kswapd_interval
+        return out
 
     def _scanner(self) -> Scanner | None:
         nb = self.numa_balancing

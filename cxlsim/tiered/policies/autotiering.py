@@ -35,6 +35,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
+from cxlsim.config.base import scales
 from cxlsim.mm.watermarks import WMARK_HIGH
 from cxlsim.tiered.policies.base import EpochView, PolicyParams, Switches
 from cxlsim.tiered.policies.static import Static
@@ -48,13 +49,14 @@ class AutoTieringParams(PolicyParams):
         "(bit 2, also demote a less-accessed page to make room; assumption: opm, the "
         "paper's full design)"))
     history_bits: int = Field(8, ge=1, le=8, description=(
-        "bits of a page's access history (ACCESS_HISTORY_SIZE = 8, a u8 per page)"))
+        "bits of a page's access history (ACCESS_HISTORY_SIZE = 8, a u8 per page)"),
+        json_schema_extra=scales("fixed"))
     background_demotion: bool = Field(False, description=(
         "kdemoted keeps free pages for promotions (the patch's optional "
         "background_demotion, off by default)"))
     reserve_pages: int = Field(16, ge=0, description=(
         "free pages background demotion keeps per CPU of the local node "
-        "(MAX_NR_FREE_PAGES = 16)"))
+        "(MAX_NR_FREE_PAGES = 16)"), json_schema_extra=scales("fixed"))
 
 
 class AutoTiering(Static):

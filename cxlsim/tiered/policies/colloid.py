@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field
 
+from cxlsim.config.base import scales
 from cxlsim.mm.watermarks import WMARK_HIGH
 from cxlsim.tiered.policies.base import EpochView, PolicyParams
 from cxlsim.tiered.policies.static import Static
@@ -38,10 +39,10 @@ class ColloidParams(PolicyParams):
 
     ewma: float = Field(0.0625, gt=0, le=1, description=(
         "weight of a round's occupancy and rate in their running averages (COLLOID_EWMA "
-        "= 0.0625 in HeMem; the kernel module's 1/32)"))
+        "= 0.0625 in HeMem; the kernel module's 1/32)"), json_schema_extra=scales("fixed"))
     max_pages: int = Field(50, ge=1, description=(
         "pages moved per round at most (HeMem-Colloid: min(50 pages, dp x rate x 18 CHA "
-        "boxes x 64 B))"))
+        "boxes x 64 B))"), json_schema_extra=scales("quota"))
 
 
 class Colloid(Static):

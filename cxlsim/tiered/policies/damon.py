@@ -62,7 +62,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from cxlsim.config.base import ProblemAt, StrictModel
+from cxlsim.config.base import ProblemAt, StrictModel, scales
 from cxlsim.errors import InputError
 from cxlsim.mm.mempolicy import MemPolicy
 from cxlsim.mm.migrate import MigrationParams
@@ -86,9 +86,12 @@ class Watermarks(StrictModel):
     metric: Literal["none", "free_mem_rate"] = Field(
         "none", description="metric: none (always active) or free_mem_rate (per-mille of "
                             "all memory free)")
-    high: int = Field(1000, ge=0, le=1000, description="above: inactive (per-mille)")
-    mid: int = Field(1000, ge=0, le=1000, description="below: active again (per-mille)")
-    low: int = Field(0, ge=0, le=1000, description="below: inactive (per-mille)")
+    high: int = Field(1000, ge=0, le=1000, description="above: inactive (per-mille)",
+        json_schema_extra=scales("fixed"))
+    mid: int = Field(1000, ge=0, le=1000, description="below: active again (per-mille)",
+        json_schema_extra=scales("fixed"))
+    low: int = Field(0, ge=0, le=1000, description="below: inactive (per-mille)",
+        json_schema_extra=scales("fixed"))
 
     @model_validator(mode="after")
     def _ordered(self) -> "Watermarks":
@@ -102,29 +105,41 @@ class Watermarks(StrictModel):
 class Scheme(StrictModel):
     """One DAMOS scheme: access pattern, young filter, quota, goal, watermarks."""
 
-    min_size: Size = Field(PAGE, ge=0, description="access_pattern/sz/min (HMSDK: 4096)")
-    max_size: Size | None = Field(None, ge=0, description="access_pattern/sz/max (none: max)")
+    min_size: Size = Field(PAGE, ge=0, description="access_pattern/sz/min (HMSDK: 4096)",
+        json_schema_extra=scales("size"))
+    max_size: Size | None = Field(None, ge=0, description="access_pattern/sz/max (none: max)",
+        json_schema_extra=scales("size"))
     min_accesses: float = Field(0.0, ge=0, le=100, description=(
-        "access_pattern/nr_accesses/min as an access rate, % of aggregate / sample"))
+        "access_pattern/nr_accesses/min as an access rate, % of aggregate / sample"),
+        json_schema_extra=scales("fixed"))
     max_accesses: float = Field(100.0, ge=0, le=100, description=(
-        "access_pattern/nr_accesses/max as an access rate (%)"))
-    min_age: Time = Field(0.0, ge=0, description="access_pattern/age/min as time")
-    max_age: Time | None = Field(None, ge=0, description="access_pattern/age/max (none: max)")
+        "access_pattern/nr_accesses/max as an access rate (%)"),
+        json_schema_extra=scales("fixed"))
+    min_age: Time = Field(0.0, ge=0, description="access_pattern/age/min as time",
+        json_schema_extra=scales("clock"))
+    max_age: Time | None = Field(None, ge=0, description="access_pattern/age/max (none: max)",
+        json_schema_extra=scales("clock"))
     young: Literal["any", "reject", "only"] = Field("any", description=(
         "young filter: reject pages accessed since last checked, or take only those"))
     quota_ms: Time = Field(0.0, ge=0, description="quotas/ms: time per reset interval "
-                                                   "(0: none)")
-    quota_bytes: Size = Field(0, ge=0, description="quotas/bytes per reset interval (0: none)")
-    quota_reset: Time = Field(20e9, gt=0, description="quotas/reset_interval_ms")
-    weight_accesses: int = Field(0, ge=0, description="quotas/weights/nr_accesses_permil")
-    weight_age: int = Field(1, ge=0, description="quotas/weights/age_permil")
+                                                   "(0: none)",
+        json_schema_extra=scales("quota"))
+    quota_bytes: Size = Field(0, ge=0, description="quotas/bytes per reset interval (0: none)",
+        json_schema_extra=scales("quota"))
+    quota_reset: Time = Field(20e9, gt=0, description="quotas/reset_interval_ms",
+        json_schema_extra=scales("clock"))
+    weight_accesses: int = Field(0, ge=0, description="quotas/weights/nr_accesses_permil",
+        json_schema_extra=scales("fixed"))
+    weight_age: int = Field(1, ge=0, description="quotas/weights/age_permil",
+        json_schema_extra=scales("fixed"))
     goal: Literal["none", "node_mem_used_bp", "node_mem_free_bp"] = Field(
         "none", description="quotas/goals/0/target_metric, on the local (DRAM) node")
     goal_value: int = Field(10_000, ge=1, le=10_000, description=(
         "quotas/goals/0/target_value in basis points (damo mem_tier.sh: free 50 for "
-        "demotion, used 9970 for promotion)"))
+        "demotion, used 9970 for promotion)"), json_schema_extra=scales("fixed"))
     apply_interval: Time | None = Field(None, gt=0, description=(
-        "apply_interval_us (none: the aggregation interval)"))
+        "apply_interval_us (none: the aggregation interval)"),
+        json_schema_extra=scales("clock"))
     watermarks: Watermarks = Field(default_factory=Watermarks, description=(
         "watermarks/: when the scheme is active (default: always)"))
 
@@ -170,16 +185,21 @@ class DamosParams(PolicyParams):
     setup: Literal["hmsdk", "mem_tier"] = Field("hmsdk", description=(
         "hmsdk: SK hynix HMSDK's gen_migpol.py; mem_tier: damo's mem_tier.sh (goal-tuned)"))
     sample: Time = Field(100e6, gt=0, description="monitoring_attrs/intervals/sample_us "
-                                                  "(HMSDK 100 ms)")
+                                                  "(HMSDK 100 ms)",
+        json_schema_extra=scales("clock"))
     aggregate: Time = Field(2e9, gt=0, description="monitoring_attrs/intervals/aggr_us "
-                                                   "(HMSDK 2 s)")
-    min_regions: int = Field(100, ge=3, description="monitoring_attrs/nr_regions/min")
-    max_regions: int = Field(10_000, ge=3, description="monitoring_attrs/nr_regions/max")
+                                                   "(HMSDK 2 s)",
+        json_schema_extra=scales("clock"))
+    min_regions: int = Field(100, ge=3, description="monitoring_attrs/nr_regions/min",
+        json_schema_extra=scales("fixed"))
+    max_regions: int = Field(10_000, ge=3, description="monitoring_attrs/nr_regions/max",
+        json_schema_extra=scales("fixed"))
     time_scale: float = Field(1.0, gt=0, le=1, description=(
         "multiplies every interval, age and time quota (assumption when not 1: a run "
-        "shorter than the kernel's)"))
+        "shorter than the kernel's)"), json_schema_extra=scales("fixed"))
     apply_cost: Time = Field(MigrationParams.model_fields["cost"].default, gt=0, description=(
-        "time one page's migration charges the time quota (migration's per-page cost)"))
+        "time one page's migration charges the time quota (migration's per-page cost)"),
+        json_schema_extra=scales("cost"))
     migrate_cold: Scheme = Field(HMSDK_COLD, description="demotion scheme on the DRAM node")
     migrate_hot: Scheme = Field(HMSDK_HOT, description="promotion scheme on the CXL node")
 

@@ -13,7 +13,7 @@ Page Classification and Page Size Determination", SOSP'23; code cosmoss-jigu/mem
 * **kmigrated**, every ``migration_period``: hot pages on the capacity tier are promoted,
   and pages below the warm threshold are demoted from the fast tier, coldest first, to
   keep 2 % of it free and make room for the promotions (the 3 % promotion watermark
-  bounds the hot set), up to ``MAX_MIGRATION_RATE_IN_MBPS`` (2048 MB/s) times the period
+  bounds the hot set), up to ``migration_rate`` (2048 MB/s) times the period
   each way.
 
 Not modelled: huge pages and their splitting (the run has 4 KiB pages), the sampler's
@@ -27,10 +27,12 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field
 
+from cxlsim.config.base import scales
 from cxlsim.mm.watermarks import WMARK_HIGH
 from cxlsim.tiered.policies.base import EpochView, PolicyParams
 from cxlsim.tiered.policies.static import Static
 from cxlsim.traces.pages import PAGE_BYTES
+from cxlsim.units import Bandwidth
 
 #: Histogram bins (htmm: 16, counts up to 2^15).
 BINS = 16
@@ -38,8 +40,6 @@ BINS = 16
 PROMOTION_FREE, DEMOTION_FREE = 0.03, 0.02
 #: A hot set filling less than this of the room makes the bin below it warm.
 WARM_FILL = 0.75
-#: MAX_MIGRATION_RATE_IN_MBPS (htmm.h).
-MAX_MIGRATION_MBPS = 2048
 
 
 class MemtisParams(PolicyParams):
@@ -47,19 +47,26 @@ class MemtisParams(PolicyParams):
     ``/sys/kernel/mm/htmm/``)."""
 
     sample_period: int = Field(199, ge=1, description=(
-        "accesses per sample (htmm_sample_period, PEBS load sample period, default 199)"))
+        "accesses per sample (htmm_sample_period, PEBS load sample period, default 199)"),
+        json_schema_extra=scales("fixed"))
     adaptation_period: int = Field(100_000, ge=1, description=(
-        "samples between hot-threshold updates (htmm_adaptation_period)"))
+        "samples between hot-threshold updates (htmm_adaptation_period)"),
+        json_schema_extra=scales("samples"))
     cooling_period: int = Field(2_000_000, ge=1, description=(
-        "samples between coolings, each halving every count (htmm_cooling_period)"))
+        "samples between coolings, each halving every count (htmm_cooling_period)"),
+        json_schema_extra=scales("samples"))
     hot_threshold_min: int = Field(1, ge=0, le=BINS - 1, description=(
-        "lowest bin that may be hot (htmm_thres_hot)"))
+        "lowest bin that may be hot (htmm_thres_hot)"), json_schema_extra=scales("fixed"))
     migration_period: float = Field(500e6, gt=0, description=(
         "ns between kmigrated's rounds (htmm_promotion_period_in_ms, "
-        "htmm_demotion_period_in_ms: 500 ms)"))
+        "htmm_demotion_period_in_ms: 500 ms)"), json_schema_extra=scales("clock"))
+    migration_rate: Bandwidth = Field(2048 * 2**20, gt=0, description=(
+        "kmigrated's cap each way (MAX_MIGRATION_RATE_IN_MBPS, htmm.h: 2048 MB/s)"),
+        json_schema_extra=scales("rate"))
     time_scale: float = Field(1.0, gt=0, le=1, description=(
         "multiplies the migration period and the rate cap's window, for runs far "
-        "shorter than the kernel's (an assumption when not 1)"))
+        "shorter than the kernel's (an assumption when not 1)"),
+        json_schema_extra=scales("fixed"))
 
 
 class Memtis(Static):
@@ -123,7 +130,7 @@ class Memtis(Static):
         """kmigrated's round: hot pages of the capacity tier up, cold pages (below the
         warm threshold, coldest first) down to keep 2 % of the fast tier free and make
         room for them, at most the rate cap's pages each way."""
-        cap = int(MAX_MIGRATION_MBPS * 2**20 * period / 1e9 // PAGE_BYTES)
+        cap = int(self.params.migration_rate * period / 1e9 // PAGE_BYTES)
         size, free = int(kernel.capacity[self.local]), int(kernel.nr_free[self.local])
         keep = max(int(DEMOTION_FREE * size), int(kernel.wmark[self.local, WMARK_HIGH]) + 1)
         on_slow = np.flatnonzero(kernel.node == far)

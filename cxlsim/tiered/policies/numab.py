@@ -38,6 +38,7 @@ from typing import Annotated
 import numpy as np
 from pydantic import Field
 
+from cxlsim.config.base import scales
 from cxlsim.mm.watermarks import WMARK_PROMO
 from cxlsim.tiered.policies.autotiering import AutoTiering, AutoTieringParams
 from cxlsim.tiered.policies.base import EpochView, PolicyParams, Switches
@@ -55,7 +56,7 @@ class NumabParams(PolicyParams):
     hot_threshold: Annotated[Time, shown_in("ms")] = Field(1e9, gt=0, description=(
         "a hint fault sooner than this after the scan marks a hot page "
         "(numa_balancing_hot_threshold_ms, debugfs sched/numa_balancing/hot_threshold_ms, "
-        "default 1000 ms; commit 33024536bafd)"))
+        "default 1000 ms; commit 33024536bafd)"), json_schema_extra=scales("clock"))
     adjust_threshold: bool = Field(True, description=(
         "adjust the threshold to the rate limit every numa_balancing.scan_period_max "
         "(numa_promotion_adjust_threshold, commit c959924b0dc5; always on in the kernel: "
@@ -64,7 +65,7 @@ class NumabParams(PolicyParams):
         "promotion skips the hotness check while the target's free pages exceed "
         "WMARK_PROMO plus the larger of this and a sixteenth of the node "
         "(pgdat_free_space_enough: a 1 GiB constant in the kernel, not a sysctl; "
-        "smaller values scale it to small simulated nodes)"))
+        "smaller values scale it to small simulated nodes)"), json_schema_extra=scales("size"))
 
 
 class NumabTiering(Static):

@@ -36,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field
 
+from cxlsim.config.base import scales
 from cxlsim.mm.lru import ACTIVE
 from cxlsim.tiered.policies.base import EpochView, Policy, PolicyParams, Switches
 
@@ -46,7 +47,7 @@ class TppParams(PolicyParams):
     demote_scale_factor: int = Field(200, ge=1, le=10000, description=(
         "vm.demote_scale_factor in 1/10000 of a node: WMARK_DEMOTE = size * factor / "
         "10000, clamped to [2 * high, size] (TPP patch 3, default 200 = 2 %, range "
-        "1..10000)"))
+        "1..10000)"), json_schema_extra=scales("fixed"))
     decoupled_watermarks: bool = Field(True, description=(
         "kswapd of a top-tier node woken below WMARK_DEMOTE and balancing to it (TPP "
         "patches 3-4); false: the kernel's own watermarks (the paper's ablation)"))
