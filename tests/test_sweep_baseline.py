@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cxlsim.errors import InputError
+from cxlsim.experiments.spec import Baseline
 from cxlsim.experiments.sweep import run_file
 
 from test_sweep import HOP, HOP_NS, WIDTH, write_experiment
@@ -27,8 +28,15 @@ def test_each_point_is_compared_with_its_baseline(tmp_path):
         base = by.loc[(width, 50), "latency_min_ns"]
         assert by.loc[(width, 50), "latency_min_ns_loss"] == 0
         assert by.loc[(width, 90), "latency_min_ns_loss"] == pytest.approx(
-            1 - (base + 40) / base)                     # +40 ns: a negative loss
+            (base + 40) / base - 1)                     # +40 ns slower: a positive loss
     assert "latency_min_ns_loss" in result.figures
+
+
+@pytest.mark.parametrize("metric, point, base, loss", [
+    ("app_time_s", 1.2, 1.0, 0.2), ("latency_min_ns", 90, 100, -0.1),
+    ("accesses_per_s", 0.8, 1.0, 0.2), ("traffic_share_dram", 0.5, 0.4, -0.25)])
+def test_a_loss_is_positive_when_the_point_does_worse(metric, point, base, loss):
+    assert Baseline.loss(metric, point, base) == pytest.approx(loss)
 
 
 @pytest.mark.parametrize("baseline, message", [

@@ -30,12 +30,26 @@ class Baseline(StrictModel):
     key: str = Field(description="a grid key")
     value: Any = Field(description="one of its values: the baseline's")
     metrics: list[str] = Field(min_length=1, description=(
-        "metrics compared: each adds METRIC_loss = 1 - point / baseline (the fraction of "
-        "the baseline's value lost; negative: gained)"))
+        "metrics compared: each adds METRIC_loss, positive when the point does worse: "
+        "1 - point / baseline (the fraction of the baseline's value lost), or for a time "
+        "(a metric ending in _s, _ms, _us or _ns, not _per_s) point / baseline - 1 (the "
+        "fraction slower); negative: gained"))
 
     def columns(self) -> list[str]:
         """The columns the comparison adds."""
         return [f"{m}_loss" for m in self.metrics]
+
+    @staticmethod
+    def loss(metric: str, point: Any, base: Any) -> Any:
+        """``metric``'s loss at ``point`` against ``base``: positive when worse (slower
+        for a time, lower for anything else)."""
+        if _TIME.search(metric) and not metric.endswith("_per_s"):
+            return point / base - 1.0
+        return 1.0 - point / base
+
+
+#: A metric that is a time (lower is better) by its unit: app_time_s, latency_min_ns.
+_TIME = re.compile(r"_(s|ms|us|ns)$")
 
 
 class SweepSpec(StrictModel):

@@ -140,14 +140,15 @@ def _sweep(spec: ExperimentSpec, path: Path, overrides: tuple[str, ...], progres
 
 
 def _compare(table: pd.DataFrame, points: list[dict[str, Any]], baseline: Baseline) -> None:
-    """Add ``METRIC_loss`` columns: 1 - each point's metric / its baseline point's."""
+    """Add ``METRIC_loss`` columns: each point's metric against its baseline point's
+    (:meth:`Baseline.loss`: positive when worse)."""
     others = [tuple(_yaml_text(v) for k, v in p.items() if k != baseline.key) for p in points]
     base = {o: i for i, (o, p) in enumerate(zip(others, points))
             if p[baseline.key] == baseline.value}
     at = [base[o] for o in others]
     for m, column in zip(baseline.metrics, baseline.columns()):
         value = table[m].to_numpy(dtype=float)
-        table[column] = 1.0 - value / value[at]
+        table[column] = baseline.loss(m, value, value[at])
 
 
 #: A task takes 1 / (GUIDE x workers) of the points left: large tasks first, so that
