@@ -121,8 +121,21 @@ def _cmd_run(args: argparse.Namespace) -> int:
         for key, value in result.metrics.items():
             shown = f"{value:.6g}" if isinstance(value, float) else value
             print(f"{key:<{width}}  {shown}")
+        if "points" in result.tables:
+            print("\n" + _points(result.tables["points"], result.config.sweep))
     print(f"run folder: {out}", file=sys.stderr)
     return EXIT_OK
+
+
+def _points(table, sweep) -> str:
+    """A sweep's points as a table: the swept values, then the metrics it compares with
+    its baseline and draws (every metric if it names none)."""
+    swept = list(table.columns[1:1 + len(sweep.grid)])
+    named = [*(sweep.baseline.columns() if sweep.baseline else []), *sweep.heatmaps]
+    metrics = list(dict.fromkeys(named)) or [c for c in table.columns[1 + len(swept):]]
+    rows = [{c: f"{v:.4g}" if isinstance(v, float) else v for c, v in row.items()}
+            for row in table[swept + metrics].to_dict(orient="records")]
+    return _table(rows, swept + metrics)
 
 
 def _run_folder(out: str | None, name: str) -> Path:

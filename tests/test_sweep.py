@@ -237,3 +237,15 @@ def test_a_worker_watches_its_sweeps_process_not_its_forkserver():
     child.wait()
     assert not _alive(child.pid)
     assert _worker_context().get_start_method() in ("fork", "forkserver", "spawn")
+
+
+def test_a_sweep_ends_with_its_points_table_within_the_terminal(tmp_path, capsys,
+                                                               monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    path = write_experiment(tmp_path)
+    assert main(["run", str(path), "--jobs", "1", "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    table = out[out.index("\n\n") + 2:].splitlines()
+    assert table[0].split("  ") == [WIDTH, HOP_NS, "latency_min_ns"]
+    assert len(table) == 2 + 6 and all(len(line) <= 80 for line in table)
+    assert table[2].split()[:2] == ["4", "50"]
