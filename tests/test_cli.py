@@ -163,6 +163,11 @@ def _bad_cases(tmp_path):
                           "links[0].width: expected 1, 2, 4, 8 or 16; found 3"),
         "set preset": (["resolve", str(SWITCH_POOL_ROUTES), "--set", "topology.preset=x"],
                        "a preset cannot be changed"),
+        "capacity share without a trace": (
+            ["resolve", str(SWITCH_POOL_ROUTES), "--set", "topology.nodes[cxl0].capacity=35 %"],
+            "topology.nodes[3].capacity: '35 %' is a share of a trace's footprint, which only "
+            "a trace-memory experiment resolves (against its trace); expected a size such as "
+            "'2 GiB'"),
         "unknown item name": (["resolve", str(SWITCH_POOL_ROUTES), "--set",
                                "topology.nodes[cxl9].capacity=1 GiB"],
                               "--set topology.nodes[cxl9].capacity=1 GiB: topology.nodes: no "
@@ -177,7 +182,7 @@ def _bad_cases(tmp_path):
 
 @pytest.mark.parametrize("case", ["missing file", "wrong suffix", "invalid yaml",
                                   "malformed set", "bad set value", "set preset",
-                                  "unknown item name",
+                                  "unknown item name", "capacity share without a trace",
                                   "unknown kind", "missing topology", "graph error"])
 def test_bad_input_exits_2_with_one_line(capsys, tmp_path, case):
     argv, fragment = _bad_cases(tmp_path)[case]

@@ -439,3 +439,21 @@ def test_a_policy_that_never_acted_is_one_line_on_stderr(tmp_path):
     assert lines == [f"cxlsim: warning: tm: policy tpp never acted: no NUMA scan before the "
                      f"end: numa_balancing.scan_delay 1 s is not shorter than the run's "
                      f"{lines[0].split('run' + chr(39) + 's ')[-1]}"]
+
+
+def test_dram_capacity_as_a_share_of_the_footprint_is_that_size(tmp_path):
+    """``capacity: 35 %`` on a memory node: 35 % of the pages the trace touches."""
+    kw = dict(n=100_000, footprint="64MiB")
+    share = _spec(tmp_path, overrides=["topology.nodes[dram0].capacity=35 %"], **kw)
+    assert share.capacity_shares == {"dram0": 0.35}
+    metrics = share.run().metrics
+    pages = int(0.35 * metrics["footprint_pages"])
+    assert metrics == _run(tmp_path, f"topology.nodes[dram0].capacity={pages * 4096}",
+                           **kw).metrics
+
+
+def test_a_capacity_share_is_refused_where_it_cannot_resolve(tmp_path):
+    with pytest.raises(InputError, match=r"--set topology.nodes\[dram0\].capacity=135 %: "
+                                         r"topology.nodes\[1\].capacity: expected a "
+                                         r"percentage"):
+        _spec(tmp_path, overrides=["topology.nodes[dram0].capacity=135 %"])

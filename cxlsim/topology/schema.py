@@ -11,13 +11,26 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal, Union
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
 from cxlsim.config.base import StrictModel
 from cxlsim.devices.memory import MemoryBackendParams
 from cxlsim.link.params import LinkParams
 from cxlsim.memory.dram import DramParams
 from cxlsim.units import Bandwidth, Frequency, Size, Time
+
+
+def _size_not_share(value: object) -> object:
+    """A memory node's capacity is a size: a share ('35 %') has no footprint to be of."""
+    if isinstance(value, str) and value.strip().endswith("%"):
+        raise ValueError(f"{value!r} is a share of a trace's footprint, which only a "
+                         f"trace-memory experiment resolves (against its trace); expected "
+                         f"a size such as '2 GiB'")
+    return value
+
+
+#: A memory node's capacity (trace-memory takes a share of its trace's footprint first).
+Capacity = Annotated[Size, BeforeValidator(_size_not_share)]
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
@@ -84,7 +97,7 @@ class CxlDeviceSpec(_Node, MemoryBackendParams):
 
     type: Literal["cxl_device"] = "cxl_device"
     cxl_type: Literal[1, 2, 3] = Field(description="CXL device type")
-    capacity: Size = Field(0, description="device-attached memory")
+    capacity: Capacity = Field(0, description="device-attached memory")
 
     @model_validator(mode="after")
     def _memory_described(self) -> CxlDeviceSpec:
@@ -131,6 +144,7 @@ class DramSpec(_Node, DramParams):
     """
 
     type: Literal["dram"] = "dram"
+    capacity: Capacity = Field(0, description="capacity")
     attached_to: str = Field(description="host or device node this memory belongs to")
 
 

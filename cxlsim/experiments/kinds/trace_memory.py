@@ -56,7 +56,7 @@ from cxlsim.tiered.run import LOSSES, VMSTAT, Survey, simulate, survey
 from cxlsim.traces import generate, open_trace
 from cxlsim.traces.generators import KINDS
 from cxlsim.traces.params import parse_param
-from cxlsim.units import Bandwidth, Size, Time, format_time, shown_in
+from cxlsim.units import Bandwidth, Percent, Size, Time, format_time, parse_percent, shown_in
 
 #: The trace columns the run reads (and ``page_type`` when the trace has it).
 COLUMNS = ["addr", "op", "thread"]
@@ -209,6 +209,9 @@ class TraceMemoryExperiment(MemoryExperiment):
         "a DAMON-style monitor: region access counts every aggregation interval"))
     pingpong: int = Field(16, ge=1, description="epochs within which a page moved back "
                                                 "where it came from counts as a ping-pong")
+    capacity_shares: dict[str, Percent] = Field(default_factory=dict, description=(
+        "memory nodes whose capacity is a share of the trace's footprint, resolved when "
+        "the run is set up; written on the topology's node as capacity: 35 %"))
     migration: MigrationParams = Field(default_factory=MigrationParams, description=(
         "page migration's costs and limits: per-page kernel time, TLB shootdowns, "
         "promotion/demotion rate limits, busy pages"))
@@ -368,20 +371,51 @@ class TraceMemoryExperiment(MemoryExperiment):
             raise ValueError(f"node {missing[0]} is not one of the experiment's nodes ({names})")
         return policy
 
-    def numa(self, room: int = 0) -> Numa:
+    def numa(self, room: int = 0, footprint: int | None = None) -> Numa:
         """The NUMA nodes as the kernel sees them: capacity from the targets (at least
-        ``room`` bytes each: the bounds' unbounded nodes), the CPUs on the node holding
-        the host's DRAM."""
+        ``room`` bytes each: the bounds' unbounded nodes; ``capacity_shares`` of a
+        ``footprint`` of that many pages), the CPUs on the node holding the host's DRAM."""
         return Numa({"nodes": [{"cpus": self.cpu.cores if dram else 0,
                                 "memory": max(memory, room) // 4096 * 4096}
-                               for dram, memory in self._node_memory().values()]})
+                               for dram, memory in self._node_memory(footprint).values()]})
 
-    def _node_memory(self) -> dict[str, tuple[bool, int]]:
-        """Each NUMA node's memory: whether it holds the host's DRAM, and its bytes."""
+    def _node_memory(self, footprint: int | None = None) -> dict[str, tuple[bool, int]]:
+        """Each NUMA node's memory: whether it holds the host's DRAM, and its bytes (a
+        share of ``footprint`` pages for a node in ``capacity_shares``, when given)."""
         spec = {n.name: n for n in self.topology.nodes}
+
+        def size(m: str) -> int:
+            share = self.capacity_shares.get(m)
+            return int(spec[m].capacity) if share is None or footprint is None \
+                else int(share * footprint) * 4096
+
         return {node: (any(spec[m].type == "dram" for m in members),
-                       sum(int(spec[m].capacity) for m in members))
+                       sum(size(m) for m in members))
                 for node, members in self.nodes.items()}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _footprint_shares(cls, data: Any) -> Any:
+        """A topology node's ``capacity: 35 %`` goes to ``capacity_shares``; the node
+        holds a page until the run resolves the share against the trace's footprint."""
+        topology = data.get("topology") if isinstance(data, dict) else None
+        nodes = topology.get("nodes") if isinstance(topology, dict) else None
+        if not isinstance(nodes, list):
+            return data
+        shares, kept = {}, []
+        for i, node in enumerate(nodes):
+            value = node.get("capacity") if isinstance(node, dict) else None
+            if isinstance(value, str) and value.strip().endswith("%"):
+                try:
+                    shares[node.get("name")] = parse_percent(value)
+                except ValueError as exc:
+                    raise ProblemAt(str(exc), ("topology", "nodes", i, "capacity")) from None
+                node = {**node, "capacity": 4096}
+            kept.append(node)
+        if not shares:
+            return data
+        return {**data, "topology": {**topology, "nodes": kept},
+                "capacity_shares": {**data.get("capacity_shares", {}), **shares}}
 
     @model_validator(mode="after")
     def _machine(self) -> "TraceMemoryExperiment":
@@ -413,7 +447,8 @@ class TraceMemoryExperiment(MemoryExperiment):
             found = surveyed[0]
             kind = POLICIES[self.policy]
             # a bound's nodes hold every page twice over, watermarks and all
-            numa = self.numa(2 * found.footprint * 4096 if kind.unbounded else 0)
+            numa = self.numa(2 * found.footprint * 4096 if kind.unbounded else 0,
+                             found.footprint)
             self._check(found)
             if found.page_type.size and found.page_type.max() >= len(PAGE_TYPES):
                 raise InputError(f"{path}: page_type {int(found.page_type.max())} is not a "
