@@ -162,7 +162,7 @@ def _bad_cases(tmp_path):
         "bad set value": (["topology", "show", str(SWITCH_POOL), "--set", "links[0].width=3"],
                           "links[0].width: expected 1, 2, 4, 8 or 16; found 3"),
         "set preset": (["resolve", str(SWITCH_POOL_ROUTES), "--set", "topology.preset=x"],
-                       "a preset cannot be changed"),
+                       "--set topology.preset=x: topology.preset: unknown preset 'x'"),
         "capacity share without a trace": (
             ["resolve", str(SWITCH_POOL_ROUTES), "--set", "topology.nodes[cxl0].capacity=35 %"],
             "topology.nodes[3].capacity: '35 %' is a share of a trace's footprint, which only "

@@ -538,13 +538,23 @@ def test_set_path_that_does_not_fit_the_data(text, message):
     assert str(info.value) == message
 
 
-@pytest.mark.parametrize("text", ["preset=x", "links[0].preset=links/cxl-gen5-x8",
-                                  "nodes[1].preset.x=1"])
-def test_preset_cannot_be_set(text):
+def test_setting_a_preset_makes_the_mapping_the_presets():
+    new = apply_overrides(_doc(), ["links[0].preset=links/cxl-gen5-x8", "links[0].width=4"])
+    want = expand_presets(Document({"preset": "links/cxl-gen5-x8"}, "x")).data
+    assert new.data["links"][0] == {**want, "width": 4}
+    assert new.locations[("links", 0)] == Location("--set links[0].preset=links/cxl-gen5-x8")
+
+
+@pytest.mark.parametrize("text, message", [
+    ("preset=x", "a preset's name is set as KEY.preset=NAME, for the mapping at KEY"),
+    ("nodes[1].preset.x=1", "a preset's name is set as KEY.preset=NAME, for the mapping at "
+                            "KEY"),
+    ("links[0].preset=links/nope", "links[0].preset: unknown preset 'links/nope'"),
+])
+def test_a_bad_preset_set_is_named(text, message):
     with pytest.raises(InputError) as info:
         apply_overrides(_doc(), [text])
-    assert str(info.value) == (f"--set {text}: a preset cannot be changed with --set; edit the "
-                               "file or set the preset's fields instead")
+    assert str(info.value).startswith(f"--set {text}: {message}")
 
 
 def test_set_on_a_non_mapping_document():

@@ -457,3 +457,23 @@ def test_a_capacity_share_is_refused_where_it_cannot_resolve(tmp_path):
                                          r"topology.nodes\[1\].capacity: expected a "
                                          r"percentage"):
         _spec(tmp_path, overrides=["topology.nodes[dram0].capacity=135 %"])
+
+
+def test_the_cpu_preset_and_the_topology_are_swapped_by_name(tmp_path):
+    """As ``cpu: {preset: cpus/epyc-7452}`` and ``topology: tpp-2to1`` in the file."""
+    spec = _spec(tmp_path, overrides=["cpu.preset=cpus/epyc-7452", "topology=tpp-2to1",
+                                      "topology.nodes[cxl0].capacity=64 MiB",
+                                      "nodes={dram: [dram0], cxl: [cxl0]}"])
+    path = tmp_path / "epyc.yaml"
+    path.write_text((BASE % ("uniform", 200_000, "256MiB", "", 25_000)).replace(
+        "cpus/xeon6", "cpus/epyc-7452").replace("selectel-xeon6-cxl", "tpp-2to1").replace(
+        "cxl: [cxl0, cxl1]", "cxl: [cxl0]"))
+    written = load_experiment(path, ["topology.nodes[3].capacity=64 MiB"])
+    assert spec.cpu == written.cpu and spec.cpu != _spec(tmp_path).cpu
+    assert spec.topology == written.topology
+
+
+def test_a_topology_set_by_an_unknown_name_is_named(tmp_path):
+    with pytest.raises(InputError, match=r"--set topology=nope: topology: topology file "
+                                         r".*nope' not found .*shipped topologies: "):
+        _spec(tmp_path, overrides=["topology=nope"])

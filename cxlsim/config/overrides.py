@@ -1,7 +1,9 @@
 """``--set a.b[2].c=value`` overrides applied to loaded data before validation.
 
 A list item is named by its index or, for a list of mappings with a ``name``, by that
-name: ``topology.nodes[dram0].capacity=2 GiB``.
+name: ``topology.nodes[dram0].capacity=2 GiB``. ``KEY.preset=NAME`` makes the mapping at
+``KEY`` preset NAME's, as ``preset: NAME`` there would in the file (fields written beside
+the old preset are dropped; later ``--set``\ s apply on top).
 
 The value is read as a YAML scalar or flow collection, so ``0.75`` is a number,
 ``40 ns`` a string, ``[1, 2]`` a list and ``true`` a boolean.
@@ -11,9 +13,10 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Callable
 from typing import Any
 
-from cxlsim.config.presets import PRESET_KEY
+from cxlsim.config.presets import PRESET_KEY, expand_presets
 from cxlsim.config.source import MAX_DEPTH, Document, KeyPath, format_path, yaml_value
 from cxlsim.errors import InputError, Location
 
@@ -51,19 +54,38 @@ def parse_assignment(text: str) -> tuple[KeyPath, Any]:
     return tuple(path), value
 
 
-def apply_overrides(doc: Document, assignments: list[str] | tuple[str, ...]) -> Document:
-    """Return a copy of ``doc`` with each ``KEY=VALUE`` assignment applied in order."""
+#: Turns a name set at a key path into the document it names (None: a plain value).
+Include = Callable[[KeyPath, str, Location], "Document | None"]
+
+
+def apply_overrides(doc: Document, assignments: list[str] | tuple[str, ...],
+                    include: Include | None = None) -> Document:
+    """Return a copy of ``doc`` with each ``KEY=VALUE`` assignment applied in order; a
+    preset's name is expanded, and ``include`` may expand other names (the loader's
+    ``topology: NAME``)."""
     data = copy.deepcopy(doc.data)
     locations = dict(doc.locations)
     for text in assignments:
         path, value = parse_assignment(text)
         where = Location(f"--set {text}")
-        if PRESET_KEY in path:
-            raise InputError("a preset cannot be changed with --set; edit the file or set "
-                             "the preset's fields instead", location=where)
-        data, path = _assign(data, path, value, where)
+        if PRESET_KEY in path[1:-1] or path == (PRESET_KEY,):
+            raise InputError("a preset's name is set as KEY.preset=NAME, for the mapping at "
+                             "KEY", location=where)
+        named = None
+        if path[-1] == PRESET_KEY:
+            nested: Any = {PRESET_KEY: value}
+            for part in reversed(path[:-1]):  # nested as in the file: its errors' keys
+                nested = {part: nested}
+            named = expand_presets(Document(nested, doc.source, {path: where})
+                                   ).subdocument(path[:-1])
+            path = path[:-1]
+        elif include is not None and isinstance(value, str):
+            named = include(path, value, where)
+        data, path = _assign(data, path, value if named is None else named.data, where)
         locations = {p: loc for p, loc in locations.items() if p[:len(path)] != path}
         locations[path] = where
+        if named is not None:
+            locations.update({path + p: loc for p, loc in named.locations.items() if p})
     return Document(data, doc.source, locations)
 
 

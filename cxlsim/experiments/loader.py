@@ -7,7 +7,7 @@ from pathlib import Path
 
 from cxlsim.config import apply_overrides, expand_presets, load_file, validate_document
 from cxlsim.config.source import Document
-from cxlsim.errors import InputError, did_you_mean
+from cxlsim.errors import InputError, Location, did_you_mean
 from cxlsim.experiments.kinds import kind_modules
 from cxlsim.experiments.spec import ExperimentSpec, experiment_kind
 from cxlsim.memory.curvefile import curve_document
@@ -40,7 +40,8 @@ def load_experiment(path: str | Path, overrides: list[str] | tuple[str, ...] = (
         raise InputError("an experiment file must hold a mapping of keys", location=doc.locate(()))
     doc = _include_topology(doc, path)
     doc = _include_curves(doc, path)
-    doc = apply_overrides(doc, overrides)
+    doc = apply_overrides(doc, overrides, lambda key, name, where: _topology_file(
+        name, path, where) if key == ("topology",) else None)
     doc = _resolve_trace(doc, path)
     kind = doc.data.get("kind")
     cls = experiment_kind(kind) if isinstance(kind, str) else None
@@ -83,20 +84,24 @@ def _under_topology(exc: InputError) -> InputError:
 
 
 def _include_topology(doc: Document, path: Path) -> Document:
-    """Replace ``topology: FILE`` with the file's (preset-expanded) content; ``FILE`` is
-    relative to the experiment file, or the name of a topology shipped with cxlsim."""
+    """Replace ``topology: FILE`` with the file's (preset-expanded) content."""
     ref = doc.data.get("topology")
     if not isinstance(ref, str):
         return doc
+    return doc.graft(("topology",), _topology_file(ref, path, doc.locate(("topology",))))
+
+
+def _topology_file(ref: str, path: Path, where: Location) -> Document:
+    """The topology ``ref`` names, preset-expanded: a file relative to the experiment
+    file ``path``, or the name of a topology shipped with cxlsim."""
     topo_path = path.parent / ref
     if not is_file(topo_path):
         topo_path = bundled_file("topologies", ref)
     if topo_path is None:
         raise InputError(f"topology file {str(path.parent / ref)!r} not found (paths are "
                          f"relative to the experiment file; shipped topologies: "
-                         f"{', '.join(shipped('topologies'))})",
-                         location=doc.locate(("topology",)), key="topology")
-    return doc.graft(("topology",), expand_presets(load_file(topo_path)))
+                         f"{', '.join(shipped('topologies'))})", location=where, key="topology")
+    return expand_presets(load_file(topo_path))
 
 
 def _include_curves(doc: Document, path: Path) -> Document:
