@@ -493,8 +493,13 @@ def test_set_names_a_list_item_by_its_name():
     ("links[rp0].width=8", "links: no item named 'rp0'; names: none: its items have no "
                            "name"),
     ("description[x]=1", "description is not a list"),
+    ("preset=x", "a preset's name is set as KEY.preset=NAME, for the mapping at KEY"),
+    ("nodes[1].preset.x=1", "a preset's name is set as KEY.preset=NAME, for the mapping at "
+                            "KEY"),
+    ("links[0].preset=links/nope", "links[0].preset: unknown preset 'links/nope'"),
 ])
-def test_set_with_an_unknown_item_name_lists_the_names(text, message):
+def test_a_bad_item_name_or_preset_set_is_named(text, message):
+    """An unknown item name lists the names; a preset is set at KEY.preset only."""
     with pytest.raises(InputError) as info:
         apply_overrides(_doc(), [text])
     assert str(info.value).startswith(f"--set {text}: {message}")
@@ -543,18 +548,6 @@ def test_setting_a_preset_makes_the_mapping_the_presets():
     want = expand_presets(Document({"preset": "links/cxl-gen5-x8"}, "x")).data
     assert new.data["links"][0] == {**want, "width": 4}
     assert new.locations[("links", 0)] == Location("--set links[0].preset=links/cxl-gen5-x8")
-
-
-@pytest.mark.parametrize("text, message", [
-    ("preset=x", "a preset's name is set as KEY.preset=NAME, for the mapping at KEY"),
-    ("nodes[1].preset.x=1", "a preset's name is set as KEY.preset=NAME, for the mapping at "
-                            "KEY"),
-    ("links[0].preset=links/nope", "links[0].preset: unknown preset 'links/nope'"),
-])
-def test_a_bad_preset_set_is_named(text, message):
-    with pytest.raises(InputError) as info:
-        apply_overrides(_doc(), [text])
-    assert str(info.value).startswith(f"--set {text}: {message}")
 
 
 def test_set_on_a_non_mapping_document():
