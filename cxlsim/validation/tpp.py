@@ -38,6 +38,8 @@ class Steady:
     hot_on_cxl: float     # share of the pages accessed in an epoch that sit on CXL
     promoted: int         # pgpromote_success over the run
     cxl_ns: float         # the CXL node's mean loaded latency
+    whole: float          # accesses per simulated second over every epoch (warm-up too)
+    whole_local: float    # DRAM's share of the memory references over every epoch
 
 
 def _run(file: str, workload: str, policy: str, extra: tuple[str, ...] = ()) -> Steady:
@@ -61,7 +63,9 @@ def _point(file: str, workload: str, policy: str, extra: tuple[str, ...]) -> Ste
                   half["refs_dram"].sum() / max(refs, 1), float(hot.mean()),
                   int(result.metrics["pgpromote_success"]),
                   float((half["latency_ns_cxl"] * half["refs_cxl"]).sum()
-                        / max(half["refs_cxl"].sum(), 1)))
+                        / max(half["refs_cxl"].sum(), 1)),
+                  e["accesses"].sum() / e["duration_ns"].sum() * 1e9,
+                  e["refs_dram"].sum() / max(e["refs_dram"].sum() + e["refs_cxl"].sum(), 1))
 
 
 def _loss(file: str, workload: str, policy: str, extra: tuple[str, ...] = ()) -> float:
@@ -70,29 +74,46 @@ def _loss(file: str, workload: str, policy: str, extra: tuple[str, ...] = ()) ->
     return 1 - _run(file, workload, policy, extra).throughput / base.throughput
 
 
-def _judge(target_id: str, simulated: list[float], shown: str, why: str = "") -> Outcome:
+def _whole_loss(file: str, workload: str, policy: str) -> float:
+    """:func:`_loss` over the whole run, the warm-up (first placement and the policy's
+    first moves) included."""
+    base = _run("tpp-2to1.yaml", workload, "all-local")
+    return 1 - _run(file, workload, policy).whole / base.whole
+
+
+def _judge(target_id: str, simulated: list[float], shown: str, why: str = "",
+           labels: tuple[str, ...] = (), require: tuple[tuple[bool, str], ...] = (),
+           note: str = "") -> Outcome:
     """Each simulated percentage against its published part and tolerance part (the
     targets' "a / b" columns; one tolerance with "each" covers every part): "±N points"
     or "< N points" is the distance from the published value, "< N %" a bound on the
-    value itself."""
+    value itself. A row passes only when every part does and every ``require`` holds
+    (``(ok, what failed)``); ``labels`` name the parts in the note, ``note`` is said
+    whatever the verdict."""
     published = [float(re.search(r"\d+(?:\.\d+)?", p)[0])
                  for p in _field(target_id, "published").split(" / ")]
     tolerance = _field(target_id, "tolerance").split(" / ")
     tolerance = tolerance * len(simulated) if len(tolerance) == 1 else tolerance
     published = published * len(simulated) if len(published) == 1 else published
+    if not len(simulated) == len(published) == len(tolerance):
+        raise ValueError(f"{target_id}: {len(simulated)} simulated parts for "
+                         f"{len(published)} published and {len(tolerance)} tolerances")
+    labels = tuple(labels) or ("",) * len(simulated)
     misses = []
-    for sim, pub, tol in zip(simulated, published, tolerance):
+    for sim, pub, tol, label in zip(simulated, published, tolerance, labels):
         limit = float(re.search(r"\d+(?:\.\d+)?", tol)[0])
+        name = f"{label} " if label else ""
         if "point" in tol:
             ok = abs(sim - pub) <= limit
-            miss = f"{sim:.1f} % is {sim - pub:+.1f} points from {pub:g} % (±{limit:g})"
+            miss = f"{name}{sim:.1f} % is {sim - pub:+.1f} points from {pub:g} % (±{limit:g})"
         else:
             ok = sim < limit
-            miss = f"{sim:.1f} % is not below {limit:g} % (published {pub:g} %)"
+            miss = f"{name}{sim:.1f} % is not below {limit:g} % (published {pub:g} %)"
         if not ok:
             misses.append(miss)
+    misses += [what for ok, what in require if not ok]
     return Outcome(shown, FAIL if misses else PASS,
-                   "; ".join(filter(None, ("; ".join(misses), why if misses else ""))))
+                   "; ".join(filter(None, ("; ".join(misses), why if misses else "", note))))
 
 
 def _pct(x: float) -> str:
@@ -100,14 +121,16 @@ def _pct(x: float) -> str:
     return f"{round(x * 100, 1) + 0.0:.1f} %"
 
 
-def _pair(file: str, workload: str) -> tuple[list[float], str]:
-    """Default Linux's and TPP's losses (%) on ``workload`` with their local traffic."""
-    losses, parts = [], []
+def _pair(file: str, workload: str) -> tuple[list[float], list[float], str]:
+    """Default Linux's and TPP's losses (%) on ``workload``, their local traffic (%) and
+    both as text."""
+    losses, locals_, parts = [], [], []
     for policy, label in (("default-linux", "default Linux"), ("tpp", "TPP")):
-        loss = _loss(file, workload, policy)
+        loss, local = _loss(file, workload, policy), _run(file, workload, policy).local
         losses.append(loss * 100)
-        parts.append(f"{label} {_pct(loss)} (local {_pct(_run(file, workload, policy).local)})")
-    return losses, " / ".join(parts)
+        locals_.append(local * 100)
+        parts.append(f"{label} {_pct(loss)} (local {_pct(local)})")
+    return losses, locals_, " / ".join(parts)
 
 
 _WHY_DEFAULT = ("the default-Linux loss follows from where the workload model's start "
@@ -115,26 +138,47 @@ _WHY_DEFAULT = ("the default-Linux loss follows from where the workload model's 
                 "or midpoints of the paper's ranges) and from the CXL penalty of the "
                 "modelled expander; neither is fitted")
 
+#: What the steady half of a TPP run at 2:1 shows: nothing, by construction.
+_STRUCTURAL = ("structural: at 2:1 the model's hot set fits in DRAM, so by the measured "
+               "second half TPP has promoted every hot page and no CXL page is touched: "
+               "the steady loss is 0.0 % (local 100 %) whatever the model's costs")
+
 
 def tpp_two_to_one(quick: bool) -> dict[str, Outcome]:
     """Web1, Cache1, Cache2 and Data Warehouse at 2:1 (experiments/tpp-2to1.yaml)."""
     file = "tpp-2to1.yaml"
-    tpp = {w: _loss(file, w, "tpp") for w in ("web1", "cache1", "cache2", "warehouse")}
+    workloads = ("web1", "cache1", "cache2", "warehouse")
+    tpp = {w: _loss(file, w, "tpp") for w in workloads}
+    whole = {w: _whole_loss(file, w, "tpp") for w in workloads}
     web1 = _run(file, "web1", "default-linux")
+    web1_tpp = _run(file, "web1", "tpp")
+    judged_whole = ("judged over the whole run, warm-up included (the steady half is 0.0 % "
+                    "by construction: " + _STRUCTURAL.removeprefix("structural: ") + "); "
+                    "the warm-up is the first placement and TPP's first moves, which the "
+                    "paper's hour-long runs amortise and these short runs do not")
     out = {
-        "T6.1": _judge("T6.1", [max(tpp.values()) * 100], "; ".join(
-            f"{w} {_pct(v)}" for w, v in tpp.items())),
-        "T6.2": _judge("T6.2", [_loss(file, "web1", "default-linux") * 100],
+        "T6.1": _judge("T6.1", [max(whole.values()) * 100], "; ".join(
+            f"{w} {_pct(whole[w])} (steady {_pct(tpp[w])})" for w in workloads),
+            note=judged_whole),
+        "T6.2": _judge("T6.2", [_loss(file, "web1", "default-linux") * 100, web1.local * 100],
                        f"{_pct(_loss(file, 'web1', 'default-linux'))} (local traffic "
-                       f"{_pct(web1.local)})", _WHY_DEFAULT),
-        "T6.3": _judge("T6.3", [tpp["web1"] * 100], f"{_pct(tpp['web1'])} (local traffic "
-                       f"{_pct(_run(file, 'web1', 'tpp').local)})"),
+                       f"{_pct(web1.local)})", _WHY_DEFAULT, labels=("loss", "local traffic")),
+        "T6.3": _judge("T6.3", [whole["web1"] * 100, web1_tpp.whole_local * 100],
+                       f"{_pct(whole['web1'])} (local traffic {_pct(web1_tpp.whole_local)}); "
+                       f"steady {_pct(tpp['web1'])} (local {_pct(web1_tpp.local)})",
+                       labels=("loss", "local traffic"), note=judged_whole),
     }
-    for target, workload in (("T6.3b", "cache1"), ("T6.3c", "cache2")):
-        losses, shown = _pair(file, workload)
-        out[target] = _judge(target, losses, shown, _WHY_DEFAULT)
-    losses, shown = _pair(file, "warehouse")
-    out["T6.3d"] = _judge("T6.3d", losses, shown, _WHY_DEFAULT)
+    losses, _, shown = _pair(file, "cache1")
+    out["T6.3b"] = _judge("T6.3b", losses, shown, _WHY_DEFAULT,
+                          note="TPP's part is " + _STRUCTURAL)
+    losses, locals_, shown = _pair(file, "cache2")
+    out["T6.3c"] = _judge("T6.3c", losses + locals_, shown, _WHY_DEFAULT,
+                          labels=("default Linux loss", "TPP loss", "default Linux local "
+                                  "traffic", "TPP local traffic"),
+                          note="TPP's parts are " + _STRUCTURAL)
+    losses, _, shown = _pair(file, "warehouse")
+    out["T6.3d"] = _judge("T6.3d", losses, shown, _WHY_DEFAULT,
+                          note="TPP's part is " + _STRUCTURAL)
     return out
 
 
@@ -142,11 +186,11 @@ def tpp_one_to_four(quick: bool) -> dict[str, Outcome]:
     """Cache1 and Cache2 at 1:4 (experiments/tpp-1to4.yaml)."""
     why = ("at 1:4 the models' hot sets (every hot page equally hot) exceed DRAM, so TPP "
            "keeps promoting and demoting hot pages; " + _WHY_DEFAULT)
-    out = {}
-    for target, workload in (("T6.4", "cache1"), ("T6.5", "cache2")):
-        losses, shown = _pair("tpp-1to4.yaml", workload)
-        out[target] = _judge(target, losses, shown, why)
-    return out
+    losses, locals_, shown = _pair("tpp-1to4.yaml", "cache1")
+    t64 = _judge("T6.4", losses + locals_[1:], shown, why,
+                 labels=("default Linux loss", "TPP loss", "TPP local traffic"))
+    losses, _, shown = _pair("tpp-1to4.yaml", "cache2")
+    return {"T6.4": t64, "T6.5": _judge("T6.5", losses, shown, why)}
 
 
 def tpp_versus_others(quick: bool) -> dict[str, Outcome]:
@@ -164,8 +208,10 @@ def tpp_versus_others(quick: bool) -> dict[str, Outcome]:
                  f"{_pct(web1['autotiering'])} (local {local['numa-balancing']} / "
                  f"{local['autotiering']})", why)
     cache1 = _loss("tpp-1to4.yaml", "cache1", "numa-balancing")
-    t67b = _judge("T6.7b", [cache1 * 100], f"{_pct(cache1)} (local traffic "
-                  f"{_pct(_run('tpp-1to4.yaml', 'cache1', 'numa-balancing').local)})", why)
+    nb = _run("tpp-1to4.yaml", "cache1", "numa-balancing")
+    t67b = _judge("T6.7b", [cache1 * 100, nb.local * 100],
+                  f"{_pct(cache1)} (local traffic {_pct(nb.local)}; {nb.promoted} promotions)",
+                  why, labels=("loss", "local traffic"))
     gains = {(w, p): _run(f, w, "tpp").throughput / _run(f, w, p).throughput - 1
              for f, w in cases for p in ("numa-balancing", "autotiering")}
     lo, hi = _band("T6.6")
@@ -203,12 +249,23 @@ def tpp_ablation(quick: bool) -> dict[str, Outcome]:
                       "gate only delays each promotion by two scans; the paper's 11x needs "
                       "pages that fault once and are not hot (its workloads' warm pages)"))
 
-    loss = _loss("tpp-ablation.yaml", "cache1", "{name: tpp, decoupled_watermarks: false}")
-    local = _run("tpp-ablation.yaml", "cache1", "{name: tpp, decoupled_watermarks: false}")
-    t69 = _judge("T6.9", [loss * 100], f"{_pct(loss)} (local {_pct(local.local)}; with "
-                 f"decoupling {_pct(_loss('tpp-ablation.yaml', 'cache1', 'tpp'))})",
-                 "with the model's hot set larger than DRAM at 1:4 both runs keep swapping "
-                 "hot pages, so the watermarks change less than the paper reports")
+    ablated = "{name: tpp, decoupled_watermarks: false}"
+    loss = _loss("tpp-ablation.yaml", "cache1", ablated)
+    local = _run("tpp-ablation.yaml", "cache1", ablated)
+    with_ = _loss("tpp-ablation.yaml", "cache1", "tpp")
+    t69 = _judge("T6.9", [loss * 100, (loss - with_) * 100],
+                 f"{_pct(loss)} (local {_pct(local.local)}, {local.promoted} promotions); "
+                 f"with decoupling {_pct(with_)}: gap {(loss - with_) * 100:.1f} points",
+                 "in the model a promotion must leave DRAM above its high watermark, and "
+                 "without WMARK_DEMOTE kswapd balances DRAM only up to it, so no promotion "
+                 "ever fits: the ablated run moves no page at all and its loss is default "
+                 "Linux's (a model matter of cxlsim/mm, not changed here); and with the model's hot set larger than DRAM at 1:4 TPP "
+                 "itself keeps swapping hot pages, so the gap is smaller than published",
+                 labels=("loss", "gap"),
+                 require=((local.promoted > 0, "the ablated TPP promoted nothing (the paper: "
+                           "promotion 'almost stalls', i.e. it is TPP, not default Linux)"),),
+                 note="judged: the ablated loss, its gap to TPP with decoupling (published "
+                      "12 % vs 0.5 %) and that it promotes")
     return {"T6.7c": t67c, "T6.8": t68, "T6.9": t69}
 
 
