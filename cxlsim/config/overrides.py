@@ -3,7 +3,7 @@
 A list item is named by its index or, for a list of mappings with a ``name``, by that
 name: ``topology.nodes[dram0].capacity=2 GiB``. ``KEY.preset=NAME`` makes the mapping at
 ``KEY`` preset NAME's, as ``preset: NAME`` there would in the file (fields written beside
-the old preset are dropped; later ``--set``\ s apply on top).
+the old preset are dropped; later ``--set`` options apply on top).
 
 The value is read as a YAML scalar or flow collection, so ``0.75`` is a number,
 ``40 ns`` a string, ``[1, 2]`` a list and ``true`` a boolean.
