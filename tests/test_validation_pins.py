@@ -41,6 +41,20 @@ def test_row_matches_its_pin(quick_validation, target):
         assert g == pytest.approx(w, rel=0.01, abs=0.05), (row["simulated"], pin["simulated"])
 
 
+def test_a_calibrated_row_that_drifts_out_of_its_tolerance_fails():
+    from cxlsim.validation import CALIBRATED, FAIL, Outcome
+    from cxlsim.validation.run import held
+
+    seconds = {"id": "T2.1", "published": "10.58 s", "tolerance": "±1 %"}
+    points = {"id": "T5.4", "published": "18.8 %", "tolerance": "±2 points"}
+    assert held(seconds, Outcome("10.65 s", CALIBRATED)).status == CALIBRATED  # +0.66 %
+    assert held(seconds, Outcome("10.70 s", CALIBRATED, "fitted")).status == FAIL  # +1.1 %
+    assert held(points, Outcome("+20.7%", CALIBRATED)).status == CALIBRATED
+    drifted = held(points, Outcome("+21.0%", CALIBRATED, "fitted"))
+    assert drifted.status == FAIL and "+2.20 points" in drifted.note and "fitted" in drifted.note
+    assert held(points, Outcome("+30%", "PASS")).status == "PASS"  # others untouched
+
+
 def test_a_moved_row_is_caught():
     assert _numbers("14.04x at p=0.9, -2.8 %") == [14.04, 0.9, -2.8]
     assert 14.5 != pytest.approx(14.04, rel=0.01, abs=0.05)

@@ -15,7 +15,8 @@ from importlib import import_module, resources
 import yaml
 
 PASS, FAIL, EXPLAINED, NOT_MODELLED = "PASS", "FAIL", "EXPLAINED", "NOT MODELLED"
-#: The published value is an input of the model (fitted to this row): it cannot fail.
+#: The published value is an input of the model (fitted to this row): it cannot PASS, and
+#: it FAILs when its value drifts out of the tolerance (:func:`run.held`).
 CALIBRATED = "CALIBRATED"
 
 #: Keys of one validation row, in order (the ``--json`` schema).

@@ -2,10 +2,37 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from concurrent.futures import as_completed
 
-from cxlsim.validation import FAIL, NOT_MODELLED, Outcome, registered_checks, targets
+from cxlsim.validation import (CALIBRATED, FAIL, NOT_MODELLED, Outcome, registered_checks,
+                               targets)
+
+_NUMBER = r"[-+]?\d+(?:\.\d+)?"
+
+
+def held(target: dict[str, str], outcome: Outcome) -> Outcome:
+    """A CALIBRATED row still answers to its tolerance: the published value is an input
+    of the model, so the row cannot be a PASS, but when the simulated value drifts out of
+    the tolerance (a model change moved it) the fit no longer holds and the row FAILs.
+    The tolerance must read "±N %" (relative) or "±N points" (absolute)."""
+    if outcome.status != CALIBRATED:
+        return outcome
+    tolerance = re.search(rf"±\s*({_NUMBER})\s*(%|point)", target["tolerance"])
+    if tolerance is None:
+        raise ValueError(f"{target['id']}: a CALIBRATED row needs a '±N %' or '±N points' "
+                         f"tolerance, not {target['tolerance']!r}")
+    simulated = float(re.search(_NUMBER, outcome.simulated)[0])
+    published = float(re.search(_NUMBER, target["published"])[0])
+    limit, points = float(tolerance[1]), tolerance[2] == "point"
+    off = simulated - published if points else (simulated / published - 1) * 100
+    if abs(off) <= limit:
+        return outcome
+    unit = "points" if points else "%"
+    return Outcome(outcome.simulated, FAIL, "; ".join(filter(None, (
+        f"calibrated to the published {target['published']} but drifted {off:+.2f} "
+        f"{unit} from it (tolerance {target['tolerance']})", outcome.note))))
 
 
 def validate(quick: bool = False, progress: bool = False,
@@ -36,6 +63,7 @@ def validate(quick: bool = False, progress: bool = False,
     rows = []
     for target in targets():
         outcome = outcomes.get(target["id"])
+        outcome = outcome and held(target, outcome)
         rows.append({
             "id": target["id"], "quantity": target["quantity"],
             "published": target["published"],
