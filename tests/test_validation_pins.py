@@ -1,8 +1,10 @@
 """Every row of ``cxlsim validate --quick`` is pinned: its status exactly and every number
-of its simulated value within 1 % (or 0.05), against ``validation_pins.yaml``. A model
-change that moves a row fails here until the pins are re-recorded on purpose:
+of its simulated value within 1 % (or 0.05), against ``validation_pins.yaml``; the rows of
+the full ``cxlsim validate`` likewise against ``validation_pins_full.yaml`` (slow-marked:
+``pytest -m slow``). A model change that moves a row fails here until the pins are
+re-recorded on purpose:
 
-    python tests/test_validation_pins.py --record
+    python tests/test_validation_pins.py --record [--full]
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import pytest
 import yaml
 
 PINS = Path(__file__).with_name("validation_pins.yaml")
+PINS_FULL = Path(__file__).with_name("validation_pins_full.yaml")
 _NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 
 
@@ -22,8 +25,16 @@ def _numbers(text: str | None) -> list[float]:
     return [float(n) for n in _NUMBER.findall(text or "")]
 
 
-def _pins() -> dict[str, dict]:
-    return {row["id"]: row for row in yaml.safe_load(PINS.read_text(encoding="utf-8"))}
+def _pins(path: Path = PINS) -> dict[str, dict]:
+    return {row["id"]: row for row in yaml.safe_load(path.read_text(encoding="utf-8"))}
+
+
+def _matches(row: dict, pin: dict) -> None:
+    assert row["status"] == pin["status"]
+    got, want = _numbers(row["simulated"]), _numbers(pin["simulated"])
+    assert len(got) == len(want), (row["simulated"], pin["simulated"])
+    for g, w in zip(got, want):
+        assert g == pytest.approx(w, rel=0.01, abs=0.05), (row["simulated"], pin["simulated"])
 
 
 def test_every_target_is_pinned(quick_validation):
@@ -32,13 +43,27 @@ def test_every_target_is_pinned(quick_validation):
 
 @pytest.mark.parametrize("target", list(_pins()))
 def test_row_matches_its_pin(quick_validation, target):
-    row = next(r for r in quick_validation if r["id"] == target)
-    pin = _pins()[target]
-    assert row["status"] == pin["status"]
-    got, want = _numbers(row["simulated"]), _numbers(pin["simulated"])
-    assert len(got) == len(want), (row["simulated"], pin["simulated"])
-    for g, w in zip(got, want):
-        assert g == pytest.approx(w, rel=0.01, abs=0.05), (row["simulated"], pin["simulated"])
+    _matches(next(r for r in quick_validation if r["id"] == target), _pins()[target])
+
+
+@pytest.fixture(scope="module")
+def full_validation() -> list[dict]:
+    """The rows of the full ``cxlsim validate``, run once per module (15-30 s)."""
+    from cxlsim.validation.run import validate
+
+    return validate(quick=False, jobs=2)
+
+
+@pytest.mark.slow
+def test_every_full_mode_row_matches_its_pin(full_validation):
+    pins = _pins(PINS_FULL)
+    assert [row["id"] for row in full_validation] == list(pins)
+    for row in full_validation:
+        _matches(row, pins[row["id"]])
+
+
+def test_the_full_mode_pins_cover_the_same_targets():
+    assert list(_pins(PINS_FULL)) == list(_pins())
 
 
 def test_a_calibrated_row_that_drifts_out_of_its_tolerance_fails():
@@ -60,13 +85,15 @@ def test_a_moved_row_is_caught():
     assert 14.5 != pytest.approx(14.04, rel=0.01, abs=0.05)
 
 
-if __name__ == "__main__" and sys.argv[1:] == ["--record"]:
+if __name__ == "__main__" and sys.argv[1:] in (["--record"], ["--record", "--full"]):
     from cxlsim.validation.run import validate
 
-    header = "".join(line + "\n" for line in PINS.read_text().splitlines()
-                     if line.startswith("#"))
+    full = sys.argv[2:] == ["--full"]
+    path = PINS_FULL if full else PINS
+    header = "".join(line + "\n" for line in path.read_text().splitlines()
+                     if line.startswith("#")) if path.exists() else ""
     rows = [{"id": r["id"], "status": r["status"], "simulated": r["simulated"]}
-            for r in validate(quick=True)]
-    PINS.write_text(header + yaml.safe_dump(rows, sort_keys=False, width=200,
+            for r in validate(quick=not full, jobs=2 if full else 1)]
+    path.write_text(header + yaml.safe_dump(rows, sort_keys=False, width=200,
                                             allow_unicode=True), encoding="utf-8")
-    print(f"recorded {len(rows)} rows in {PINS}")
+    print(f"recorded {len(rows)} rows in {path}")
