@@ -418,6 +418,8 @@ def test_the_app_time_is_its_local_time_and_the_losses_by_cause(tmp_path):
                      "shorter than the run's"),
     (["policy=damon"], "the DAMON monitor never aggregated: damon.aggregate 2 s is "
                        "longer than the run's"),
+    # the clocks the run used: scaled by the similarity law (1 s / 16)
+    (["policy=tpp", "scale=16"], "numa_balancing.scan_delay 62.5 ms is not shorter"),
     # scans and hint faults, but DRAM holds every page: nothing to promote
     (["policy=tpp", FAST_SCAN], "it moved no page"),
 ])

@@ -476,7 +476,7 @@ class TraceMemoryExperiment(MemoryExperiment):
                                self.epoch, self.seed, exp.kswapd_interval, self.thread_mlp,
                                exp.migration, exp._scanner(), exp._damon(), self.compute,
                                self.sample, bar.update)
-        result = self._result(run, found, cores)
+        result = self._result(run, found, cores, exp)
         result.metrics.update(exp._scaled_metrics(law, run))
         return result
 
@@ -559,7 +559,8 @@ class TraceMemoryExperiment(MemoryExperiment):
             f"the nodes more capacity, make the trace's footprint smaller, or turn swap on",
             key="trace")
 
-    def _result(self, run, found, cores: int) -> RunResult:
+    def _result(self, run, found, cores: int, scaled: "TraceMemoryExperiment"
+                ) -> RunResult:
         epochs = pd.DataFrame(run.epochs)
         names = run.nodes
         refs = np.array([epochs[f"refs_{n}"].sum() for n in names])
@@ -593,7 +594,7 @@ class TraceMemoryExperiment(MemoryExperiment):
         metrics.update({f"pages_{t}": int((run.placement.page_type == code).sum())
                         for code, t in enumerate(PAGE_TYPES)})
         metrics.update(_time_parts(epochs, run.time_ns))
-        metrics.update(self._acted(run, metrics["numa_pages_migrated"]))
+        metrics.update(scaled._acted(run, metrics["numa_pages_migrated"]))
         tables = {"epochs": epochs, "nodes": nodes, "pages": _pages(run.placement, names)}
         if self.damon.enabled:
             tables["damon_regions"] = pd.DataFrame(
@@ -604,7 +605,8 @@ class TraceMemoryExperiment(MemoryExperiment):
     def _acted(self, run, migrated: int) -> dict[str, Any]:
         """``policy_acted`` and, when it did not, ``policy_idle_reason`` (also a
         :class:`~cxlsim.errors.RunWarning`): no NUMA scan or DAMON aggregation before
-        the run ended, or no page moved by a policy that moves pages."""
+        the run ended, or no page moved by a policy that moves pages. Called on the
+        experiment as the run used it (clocks scaled by the similarity law)."""
         ran = f"the run's {format_time(run.time_ns, digits=3)}"
         reason = ""
         if self.numa_balancing.enabled and not run.scans:
