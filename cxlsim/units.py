@@ -408,6 +408,8 @@ def _as_text(fmt: Any) -> PlainSerializer:
 
 Time = Annotated[float, _validator(parse_time, _TIME), _as_text(format_time),
                  _schema(_TIME, "number")]
+#: A time the kernel's sysctls give in milliseconds, shown so.
+KernelMs = Annotated[Time, shown_in("ms")]
 Size = Annotated[int, _validator(parse_size, _SIZE), _as_text(format_size),
                  _schema(_SIZE, "integer")]
 Bandwidth = Annotated[float, _validator(parse_bandwidth, _BANDWIDTH), _as_text(format_bandwidth),

@@ -90,3 +90,8 @@ def test_memtis_runs_and_bad_tunables_are_named(tmp_path):
     with pytest.raises(InputError, match=r"policy\.hot_threshold_min: expected less than or "
                                          r"equal to 15; found 16"):
         tm._spec(tmp_path, overrides=["policy={name: memtis, hot_threshold_min: 16}"])
+
+
+def test_the_migration_period_is_a_time_in_the_kernels_milliseconds():
+    assert MemtisParams(migration_period="5 ms").migration_period == 5e6
+    assert MemtisParams().model_dump(mode="json")["migration_period"] == "500 ms"

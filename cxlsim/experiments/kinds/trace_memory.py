@@ -56,7 +56,8 @@ from cxlsim.tiered.run import LOSSES, VMSTAT, Survey, simulate, survey
 from cxlsim.traces import generate, open_trace
 from cxlsim.traces.generators import KINDS
 from cxlsim.traces.params import parse_param
-from cxlsim.units import Bandwidth, Percent, Size, Time, format_time, parse_percent, shown_in
+from cxlsim.units import (Bandwidth, KernelMs, Percent, Size, Time, format_time, parse_percent,
+                          shown_in)
 
 #: The trace columns the run reads (and ``page_type`` when the trace has it).
 COLUMNS = ["addr", "op", "thread"]
@@ -92,10 +93,6 @@ class GeneratedTrace(StrictModel):
             except ValueError as exc:
                 raise ProblemAt(str(exc), ("params", name)) from None
         return self
-
-
-#: A time the kernel's sysctls give in milliseconds, shown so.
-KernelMs = Annotated[Time, shown_in("ms")]
 
 
 class NumaBalancing(StrictModel):

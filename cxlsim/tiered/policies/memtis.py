@@ -32,7 +32,7 @@ from cxlsim.mm.watermarks import WMARK_HIGH
 from cxlsim.tiered.policies.base import EpochView, PolicyParams
 from cxlsim.tiered.policies.static import Static
 from cxlsim.traces.pages import PAGE_BYTES
-from cxlsim.units import Bandwidth
+from cxlsim.units import Bandwidth, KernelMs
 
 #: Histogram bins (htmm: 16, counts up to 2^15).
 BINS = 16
@@ -57,8 +57,8 @@ class MemtisParams(PolicyParams):
         json_schema_extra=scales("samples"))
     hot_threshold_min: int = Field(1, ge=0, le=BINS - 1, description=(
         "lowest bin that may be hot (htmm_thres_hot)"), json_schema_extra=scales("fixed"))
-    migration_period: float = Field(500e6, gt=0, description=(
-        "ns between kmigrated's rounds (htmm_promotion_period_in_ms, "
+    migration_period: KernelMs = Field(500e6, gt=0, description=(
+        "time between kmigrated's rounds (htmm_promotion_period_in_ms, "
         "htmm_demotion_period_in_ms: 500 ms)"), json_schema_extra=scales("clock"))
     migration_rate: Bandwidth = Field(2048 * 2**20, gt=0, description=(
         "kmigrated's cap each way (MAX_MIGRATION_RATE_IN_MBPS, htmm.h: 2048 MB/s)"),

@@ -33,7 +33,6 @@ grew out of, as a 5.x machine with CXL memory runs it.
 
 from __future__ import annotations
 
-from typing import Annotated
 
 import numpy as np
 from pydantic import Field
@@ -44,7 +43,7 @@ from cxlsim.tiered.policies.autotiering import AutoTiering, AutoTieringParams
 from cxlsim.tiered.policies.base import EpochView, PolicyParams, Switches
 from cxlsim.tiered.policies.static import Static
 from cxlsim.traces.pages import PAGE_BYTES
-from cxlsim.units import Size, Time, shown_in
+from cxlsim.units import KernelMs, Size
 
 #: Steps between no threshold and twice the default (NUMA_MIGRATION_ADJUST_STEPS).
 ADJUST_STEPS = 16
@@ -53,7 +52,7 @@ ADJUST_STEPS = 16
 class NumabParams(PolicyParams):
     """NUMA balancing's tiering tunables (kernel/sched/fair.c defaults)."""
 
-    hot_threshold: Annotated[Time, shown_in("ms")] = Field(1e9, gt=0, description=(
+    hot_threshold: KernelMs = Field(1e9, gt=0, description=(
         "a hint fault sooner than this after the scan marks a hot page "
         "(numa_balancing_hot_threshold_ms, debugfs sched/numa_balancing/hot_threshold_ms, "
         "default 1000 ms; commit 33024536bafd)"), json_schema_extra=scales("clock"))
