@@ -106,10 +106,27 @@ def test_the_hot_score_ranks_by_age_as_hmsdk_weights_it():
     # weights 0/0/1 (HMSDK): among accessed regions the older scores higher; among idle
     # ones the older is colder
     scheme = DamosParams().migrate_hot
-    accessed = hot_score(np.array([10, 10]), np.array([40, 1]), 20, 2e9, scheme)
-    idle = hot_score(np.array([0, 0]), np.array([40, 1]), 20, 2e9, scheme)
+    accessed = hot_score(np.array([10, 10]), np.array([40, 1]), 20, 2e9, 1e9, scheme)
+    idle = hot_score(np.array([0, 0]), np.array([40, 1]), 20, 2e9, 1e9, scheme)
     assert accessed[0] > accessed[1] and idle[0] < idle[1]
     assert idle.max() < accessed.min()
+
+
+def test_a_scaled_run_scores_ages_as_the_real_system():
+    """The similarity law shortens the aggregation interval and the score's second alike,
+    so a region of so many intervals scores the same (not every age under a simulated
+    second as 0)."""
+    from cxlsim.mm.similarity import Law
+
+    real = DamosParams()
+    scaled = Law(scale=64, cores=1, threads=1).apply(real)
+    assert scaled.score_second == real.score_second / 64
+    nr, age = np.array([10, 10, 0, 0]), np.array([1, 40, 1, 40])
+    for p in (real, scaled):
+        scheme = p.migrate_hot
+        score = hot_score(nr, age, 20, p.aggregate, p.score_second, scheme)
+        np.testing.assert_array_equal(
+            score, hot_score(nr, age, 20, real.aggregate, real.score_second, scheme))
 
 
 def test_watermarks_deactivate_the_scheme():

@@ -37,8 +37,9 @@ are fractions of a node scale with the node by themselves.
 Limits: ``S = 1`` with ``n_t = c`` changes nothing. Trace generators count phases in
 fractions of the trace, so a trace of ``n / S`` records keeps them. A clock shorter
 than the run's epoch is not resolved (the run refuses it); the run's epoch (Colloid's
-round) is given in records and is not scaled; DAMOS scores read a region's age in
-simulated seconds (their order, which the quota's cut follows, is kept).
+round) is given in records and is not scaled. DAMOS scores count a region's age in
+whole seconds (``damon_hot_score``); that second is a clock too (``score_second``), so a
+scaled run's ages score as the real system's.
 """
 
 from __future__ import annotations

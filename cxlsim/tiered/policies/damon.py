@@ -202,6 +202,10 @@ class DamosParams(PolicyParams):
         json_schema_extra=scales("cost"))
     migrate_cold: Scheme = Field(HMSDK_COLD, description="demotion scheme on the DRAM node")
     migrate_hot: Scheme = Field(HMSDK_HOT, description="promotion scheme on the CXL node")
+    score_second: Time = Field(1e9, gt=0, description=(
+        "the second in which damon_hot_score counts a region's age (a kernel constant, "
+        "USEC_PER_SEC; a clock, so a scaled run's ages score as the real system's)"),
+        json_schema_extra=scales("clock"))
 
     @model_validator(mode="before")
     @classmethod
@@ -318,7 +322,7 @@ class Damos(Static):
         if scheme.max_age is not None:
             ok &= age_ns <= scheme.max_age
         if st.esz:
-            score = hot_score(nr, age, max_nr, p.aggregate, scheme)
+            score = hot_score(nr, age, max_nr, p.aggregate, p.score_second, scheme)
             if name == "migrate_cold":
                 score = MAX_SCORE - score
             ok &= score >= _min_score(score[ok], size[ok], st.esz)
@@ -378,10 +382,11 @@ def _watermarks(w: Watermarks, st: _State, kernel) -> bool:
 
 
 def hot_score(nr: np.ndarray, age: np.ndarray, max_nr: int, aggregate: float,
-              scheme: Scheme) -> np.ndarray:
-    """``damon_hot_score``: frequency and log2-age subscores, weighted, in [0, 99]."""
+              second: float, scheme: Scheme) -> np.ndarray:
+    """``damon_hot_score``: frequency and log2-age subscores, weighted, in [0, 99]; an
+    age of ``age`` aggregation intervals counts whole ``second``s (the kernel's 1 s)."""
     freq = nr * MAX_SUBSCORE // max_nr
-    seconds = (age * aggregate / 1e9).astype(np.int64)
+    seconds = (age * aggregate / second).astype(np.int64)
     log = np.minimum(np.where(seconds > 0, np.floor(np.log2(np.maximum(seconds, 1))) + 1, 0),
                      MAX_AGE_IN_LOG).astype(np.int64)
     log = np.where(freq == 0, -log, log) + MAX_AGE_IN_LOG
