@@ -91,7 +91,8 @@ def test_the_policy_implies_normal_numa_balancing_without_reclaim_demotion(tmp_p
     ("policy: {name: autotiering, reserve: 4}",
      "policy.reserve: unknown tunable 'reserve'; did you mean 'reserve_pages'?"),
     ("policy: autotiering\nkernel: {demotion_enabled: true}", "kernel.demotion_enabled: "
-     "policy autotiering needs false; the file sets true"),
+     "policy autotiering needs false (it sets kernel.demotion_enabled from its own "
+     "tunables); the file sets true"),
 ])
 def test_bad_tunables_are_one_line_naming_the_key(tmp_path, override, message):
     with pytest.raises(InputError) as info:

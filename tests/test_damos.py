@@ -277,7 +277,11 @@ def test_same_seed_same_counters_and_damon_beats_no_tiering(tmp_path):
     ("policy: static\ndamon: {enabled: true, sample: 2 ms, aggregate: 1 ms}",
      "damon.sample: sample (2 ms) is longer than aggregate (1 ms)"),
     ("policy: damon\ndamon: {enabled: false}",
-     "damon.enabled: policy damon needs true; the file sets false"),
+     "damon.enabled: policy damon needs true (it sets damon.enabled from its own tunables); "
+     "the file sets false"),
+    ("policy: damon\ndamon: {sample: 10 us}",
+     "damon.sample: policy damon needs 100 ms (it sets damon.sample from its own tunables); "
+     "the file sets 10 us"),
 ])
 def test_bad_settings_are_named(tmp_path, text, message):
     """Each at the line of the key it names."""

@@ -80,9 +80,11 @@ def test_a_static_policy_leaves_the_kernel_alone(tmp_path):
     ("policy: {name: static, level: 1}", 8, "policy.level",
      "policy static has no tunables; found 'level'"),
     ("policy: toy-tiering\nkernel: {demotion_enabled: false}", 9, "kernel.demotion_enabled",
-     "policy toy-tiering needs true; the file sets false"),
+     "policy toy-tiering needs true (it sets kernel.demotion_enabled from its own "
+     "tunables); the file sets false"),
     ("policy: toy-tiering\nnuma_balancing: {enabled: false}", 9, "numa_balancing.enabled",
-     "policy toy-tiering needs true; the file sets false"),
+     "policy toy-tiering needs true (it sets numa_balancing.enabled from its own tunables); "
+     "the file sets false"),
 ])
 def test_bad_tunables_and_conflicting_switches_are_named(tmp_path, toy, text, line, where,
                                                           message):

@@ -479,3 +479,15 @@ def test_a_topology_set_by_an_unknown_name_is_named(tmp_path):
     with pytest.raises(InputError, match=r"--set topology=nope: topology: topology file "
                                          r".*nope' not found .*shipped topologies: "):
         _spec(tmp_path, overrides=["topology=nope"])
+
+
+def test_the_metrics_count_how_far_the_policies_clocks_got(tmp_path):
+    """Scans, passes over the address space and DAMON aggregations, counted as they run:
+    a pass is ``pages / scan_size`` scans; none of them without their mechanism."""
+    scanned = _run(tmp_path, "policy=numa-balancing", FAST_SCAN, footprint="16MiB").metrics
+    assert scanned["numa_scans"] > 8 and scanned["damon_aggregations"] == 0
+    pages, per_scan = scanned["footprint_pages"], 64 * 2**20 // 4096
+    assert scanned["numa_scan_passes"] == scanned["numa_scans"] * min(per_scan, pages) // pages
+    monitored = _run(tmp_path, "policy={name: damon, sample: 10 us, aggregate: 100 us}").metrics
+    assert monitored["damon_aggregations"] > 0 and monitored["numa_scans"] == 0
+    assert monitored["numa_scan_passes"] == 0

@@ -65,8 +65,9 @@ class Scanner:
 class NumaScan:
     """``scanner``'s scan over a task's ``pages`` pages (ids in address order): when each
     page was made PROT_NONE (``marked``, ns; -1: not since its last fault) and whether
-    it is now (``armed``), the pages marked since :meth:`take_scanned`, and the hint
-    faults of the current pass on the CPUs' node and elsewhere (``locality``)."""
+    it is now (``armed``), the pages marked since :meth:`take_scanned`, the hint
+    faults of the current pass on the CPUs' node and elsewhere (``locality``) and the
+    passes completed (``passes``)."""
 
     def __init__(self, scanner: Scanner, pages: int) -> None:
         self.scanner, self.pages = scanner, pages
@@ -77,6 +78,7 @@ class NumaScan:
         self._cursor = 0
         self._period: float | None = None
         self._progress = 0
+        self.passes = 0
 
     def scan(self, node: np.ndarray, toptier: np.ndarray, now: float) -> float:
         """One scan at ``now`` (ns) over pages on ``node`` (-1: not resident): the next
@@ -98,6 +100,7 @@ class NumaScan:
         self._progress += window.size
         if self._progress >= self.pages:  # a pass ended: adapt the period
             self._progress -= self.pages
+            self.passes += 1
             period = Scanner.adapt(period, low, high, *self.locality)
             self.locality = [0, 0]
         self._period = period

@@ -150,6 +150,7 @@ class TraceRun:
     accesses: int = 0
     regions: list[tuple] = field(default_factory=list)  # (ns, start, end, nr_accesses, age)
     scans: int = 0         # NUMA balancing's scans
+    passes: int = 0        # its passes over the task's address space completed
     aggregations: int = 0  # the DAMON monitor's aggregation intervals ended
 
 
@@ -231,6 +232,7 @@ class _Run:
             env.process(self.monitor_loop())
         env.run(until=done)
         self.result.time_ns = env.now
+        self.result.passes = self.hints.passes if self.hints is not None else 0
         return self.result
 
     # --- the processes -----------------------------------------------------------------

@@ -259,8 +259,13 @@ class TraceMemoryExperiment(MemoryExperiment):
             model = getattr(self, block)
             for key, value in wanted.items():
                 if key in model.model_fields_set and getattr(model, key) != value:
-                    raise ProblemAt(f"policy {self.policy} needs {shown(value)}; the file "
-                                    f"sets {shown(getattr(model, key))}", (block, key))
+                    def text(v: Any) -> str:  # in the field's own units ('100 ms')
+                        dumped = model.model_copy(update={key: v}).model_dump(
+                            mode="json", include={key})[key]
+                        return str(dumped) if isinstance(v, float) else shown(v)
+                    raise ProblemAt(f"policy {self.policy} needs {text(value)} (it sets "
+                                    f"{block}.{key} from its own tunables); the file sets "
+                                    f"{text(getattr(model, key))}", (block, key))
             object.__setattr__(self, block, model.model_copy(update=wanted))  # frozen model
         return self
 
@@ -585,6 +590,9 @@ class TraceMemoryExperiment(MemoryExperiment):
             *VMSTAT, "numa_hint_faults", "numa_pages_migrated", "migrate_rate_limited",
             "pingpong")})
         metrics["tlb_shootdown_ns"] = float(epochs["tlb_shootdown_ns"].sum())
+        # how far the policies' clocks got: a steady state needs many of each
+        metrics.update(numa_scans=run.scans, numa_scan_passes=run.passes,
+                       damon_aggregations=run.aggregations)
         metrics["migrations_per_s"] = metrics["pgmigrate_success"] / seconds if seconds else 0.0
         metrics.update({f"traffic_share_{n}": float(s)
                         for n, s in zip(names, nodes["traffic_share"])})
