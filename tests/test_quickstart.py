@@ -28,20 +28,21 @@ def test_quickstart_is_two_commands_install_and_validate_then_install_and_test()
     assert "[test]" in install_test
 
 
-def test_ci_runs_the_readme_test_command_in_a_fresh_virtual_environment():
+def test_ci_runs_the_readme_test_command_last_in_a_fresh_virtual_environment():
     commands = ci_commands()
     test_command = quickstart_commands()[1]
-    assert test_command in commands
-    venv = commands.index(next(c for c in commands if c.startswith("python3 -m venv ")))
-    activate = commands.index(next(c for c in commands if c.startswith("source ")))
-    assert venv < activate < commands.index(test_command)
-    assert any(c.startswith('venv="$(mktemp -d') for c in commands), "venv outside the tree"
+    assert commands[-1] == test_command  # its runner's closing line ends CI's output
+    assert commands[-3:-1] == ['python3 -m venv "$work/test"',
+                               'source "$work/test/bin/activate"']
+    assert not any("[test]" in c for c in commands[:-1])  # nothing installed there before
+    assert any(c.startswith('work="$(mktemp -d') for c in commands), "venvs outside the tree"
 
 
-def test_ci_builds_the_documentation_strictly():
-    build = [c for c in ci_commands() if "mkdocs build" in c]
+def test_ci_builds_the_documentation_strictly_in_its_own_environment():
+    commands = ci_commands()
+    build = [c for c in commands if "mkdocs" in c and " build" in c]
     assert build and all("--strict" in c for c in build)
-    assert "docs" in next(c for c in ci_commands() if "mkdocs build" in c)
+    assert any("[docs]" in c and '"$work/docs/bin/python"' in c for c in commands)
 
 
 def test_the_readme_leads_and_stays_short():
