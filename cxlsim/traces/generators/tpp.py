@@ -16,20 +16,40 @@ warm-up and rarely touched afterwards. Each block models one of these, with page
 The four services TPP was evaluated on (``web1``, ``cache1``, ``cache2``, ``warehouse``)
 are one model, :func:`service`, with each workload's parameters chosen once from the
 paper's characterisation (section 3, as quoted by a reading note of arXiv 2206.02878
-v2 -- ``../shared/reference/policies.md`` section 1.3 and its seed): the footprint is
-made of anon and file pages in the workload's shares; the workload's start allocates
-them in its order -- file cache read in bulk at warm-up, anon pages touched once when
-first allocated -- and afterwards only the hot pages are accessed (a page is "hot" when
-used within two minutes: the rest of the allocated memory stays idle), every hot page
-equally often (an assumption: the paper gives no per-page rates), so the file pages'
-share of accesses follows from the hot pages' shares.
-Not modelled: allocation churn (pages freed and allocated again: a trace cannot free),
-the hot set drifting over time, re-accesses of cold pages.
+v2 -- ``../shared/reference/policies.md`` section 1.3 and its seed; figure numbers are
+the paper's): the footprint is made of anon and file pages in the workload's shares; the
+workload's start allocates them in its order -- file cache read in bulk at warm-up, anon
+pages touched once when first allocated. The records after the start stand for ``span``
+of real time (a time window is that share of them) and mix three kinds of pages:
+
+* hot pages (``anon_hot``, ``file_hot`` of each type; Fig. 8's pages used within
+  ``hot_window``, two minutes, Cache2's one): each is used once in every ``hot_window``
+  at a random phase (a random permutation of them spread over the window), and the hot
+  records left are spread uniformly at random over them -- every hot page equally often,
+  an assumption: the paper gives no per-page rates -- so the file pages' share of
+  accesses follows from the hot pages' shares;
+* warm pages (``reaccess`` of each type's cold pages; Fig. 11's cold pages re-accessed
+  within ten minutes): each is touched once in every ``reaccess_window`` at a random
+  phase, so rarely next to a hot page; the other cold pages stay idle after the start;
+* churn (``churn`` of the hot file pages, ``anon_churn`` of the hot anon pages, per
+  ``reaccess_window``; Fig. 11's Data Warehouse, whose hot file pages are mostly newly
+  allocated ones): a hot page is retired -- left allocated and idle, as a trace cannot
+  free -- and a new page of its type, at the next address after the footprint, takes its
+  place, hot from its first touch. The allocated memory grows by ``item`` x
+  (round(churn x hot file pages) + round(anon_churn x hot anon pages)) every
+  ``reaccess_window``, i.e. by ``span / reaccess_window`` times that over the trace.
+
+With ``reaccess=0``, ``churn=0`` and ``anon_churn=0`` only the hot pages are accessed
+after the start, as in the first version of the model. Not modelled: the hot set
+drifting over time other than by churn (a retired page never comes back), warm pages
+turning hot, per-page access rates other than uniform, re-accesses at intervals other
+than ``reaccess_window`` (Fig. 11's distribution beyond its ten-minute point), and the
+anon/file shares changing over a run (Fig. 9a's web service).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -40,7 +60,7 @@ from cxlsim.traces.generators.popularity import ZIPF
 from cxlsim.traces.generators.zipf import Zipfian
 from cxlsim.traces.native import ANON, FILE, READ, Columns
 from cxlsim.traces.params import Param, boolean, fraction, integer
-from cxlsim.units import format_size, parse_size
+from cxlsim.units import format_size, format_time, parse_size, parse_time
 
 _ALIGN = 1 << 30  # second areas start at the next GiB boundary after the first
 
@@ -113,49 +133,215 @@ def file_warmup(p: Mapping[str, Any], rng: np.random.Generator,
         yield _mix(p, rng, batch(n), zipf, first, count)
 
 
+class _Rounds:
+    """A sequence dealt in rounds of ``size`` entries: entry ``k`` is entry ``k % size`` of
+    round ``k // size``, and each round is a fresh draw (``draw(count)``: ``count`` rounds
+    as a ``count`` x ``size`` array), made when first needed. Callers ask for increasing
+    ``k``, so the rounds are drawn in order and the stream stays reproducible."""
+
+    def __init__(self, size: int, draw: Callable[[int], np.ndarray]) -> None:
+        self.size, self.draw = size, draw
+        self.first, self.held = 0, np.empty((0, size), np.int64)
+
+    def take(self, first: int, count: int) -> np.ndarray:
+        """Entries ``first`` to ``first + count - 1``."""
+        if count == 0:
+            return np.empty(0, np.int64)
+        r, i = np.divmod(np.arange(first, first + count, dtype=np.int64), self.size)
+        lo, hi = int(r[0]), int(r[-1])
+        end = self.first + len(self.held)
+        kept = self.held[lo - self.first:] if lo < end else self.held[:0]
+        new = max(lo, end)
+        self.held = np.concatenate([kept, self.draw(hi + 1 - new)]) if hi >= new else kept
+        self.first = lo
+        return self.held[r - lo, i]
+
+
+def _permutations(rng: np.random.Generator, size: int) -> Callable[[int], np.ndarray]:
+    """``draw`` for :class:`_Rounds`: each round a random permutation of ``range(size)``."""
+    return lambda count: rng.permuted(np.tile(np.arange(size, dtype=np.int64), (count, 1)),
+                                      axis=1)
+
+
+def _victims(rng: np.random.Generator, hot: tuple[int, int],
+             churned: tuple[int, int]) -> Callable[[int], np.ndarray]:
+    """``draw`` for :class:`_Rounds`: each round the hot slots one ``reaccess_window``
+    retires -- ``churned[0]`` distinct anon slots (``0 .. hot[0] - 1``) and ``churned[1]``
+    distinct file slots (after them), in a random order."""
+    def draw(count: int) -> np.ndarray:
+        out = np.empty((count, sum(churned)), np.int64)
+        for j in range(count):
+            out[j] = rng.permutation(np.concatenate([
+                rng.choice(hot[0], churned[0], replace=False),
+                hot[0] + rng.choice(hot[1], churned[1], replace=False)]))
+        return out
+    return draw
+
+
+def _dealt(first: int, count: int, rate: float) -> tuple[np.ndarray, int, int]:
+    """Records ``first .. first + count - 1`` of a stream in which a share ``rate`` (below
+    or at 1) of the records are set aside, evenly (record ``k`` is set aside when
+    ``floor((k + 1) rate) > floor(k rate)``): the mask of those set aside, and the index,
+    among all set aside, of the first one here and of the one after the last."""
+    if rate <= 0:
+        return np.zeros(count, bool), 0, 0
+    a = np.floor(np.arange(first, first + count + 1, dtype=np.float64) * rate).astype(np.int64)
+    return a[1:] > a[:-1], int(a[0]), int(a[-1])
+
+
 def service(p: Mapping[str, Any], rng: np.random.Generator,
             n: int) -> Iterator[Columns]:
     """A TPP service: its start (anon and file pages first touched in the workload's
-    order) then uniform accesses over its hot anon and hot file pages."""
+    order), then its hot pages (each once in every ``hot_window`` at a random phase, the
+    other hot accesses uniformly at random over them), its warm pages (each once in every
+    ``reaccess_window``) and its churn (hot pages retired and replaced by new ones)."""
     total = items(p)
     file_items = int(round(total * p["file_share"]))
     anon_items = total - file_items
     check(anon_items >= 1 and file_items >= 1,
           "footprint must hold at least one anon and one file item at this file_share")
+    span, window, hot_window = p["span"], p["reaccess_window"], p["hot_window"]
+    for name in ("span", "reaccess_window", "hot_window"):
+        check(p[name] > 0, f"{name} must be longer than 0 s")
+    check(p["reaccess"] == 0 or window > hot_window,
+          f"reaccess_window ({format_time(window)}) must be longer than hot_window "
+          f"({format_time(hot_window)}): a page re-accessed once per reaccess_window would "
+          f"be hot")
     kinds = np.repeat(np.array([ANON, FILE], np.uint8), [anon_items, file_items])
     order = np.arange(total) if p["anon_first"] else \
         np.concatenate([np.arange(anon_items, total), np.arange(anon_items)])
-    hot = np.concatenate([  # each type's hot pages, scattered over its area
-        rng.permutation(anon_items)[:max(int(round(anon_items * p["anon_hot"])), 1)],
-        anon_items + rng.permutation(file_items)[:max(int(round(file_items * p["file_hot"])),
-                                                     1)]])
+    # each type's pages in a random order: its hot pages first, then its warm pages
+    anon = rng.permutation(anon_items)
+    file = anon_items + rng.permutation(file_items)
+    n_hot = (max(int(round(anon_items * p["anon_hot"])), 1),
+             max(int(round(file_items * p["file_hot"])), 1))
+    n_warm = [int(round((size - h) * p["reaccess"]))
+              for size, h in zip((anon_items, file_items), n_hot)]
+    hot = np.concatenate([anon[:n_hot[0]], file[:n_hot[1]]])
+    warm = np.concatenate([anon[n_hot[0]:n_hot[0] + n_warm[0]],
+                           file[n_hot[1]:n_hot[1] + n_warm[1]]])
+    churned = (int(round(n_hot[0] * p["anon_churn"])), int(round(n_hot[1] * p["churn"])))
     m = batch(n)
     for start in range(0, total, m):  # the start: every page touched once, in order
         index = order[start:start + m]
         yield {"addr": place(rng, index, p), "op": ops(rng, index.size, p["read_ratio"]),
                "page_type": kinds[index], "region": kinds[index].astype(np.uint16)}
+    after = n - total  # records after the start: they stand for span of real time
+    if after <= 0:
+        return
+    per_window = after * window / span  # records a reaccess_window stands for
+    special = warm.size + sum(churned)  # warm touches and new pages per reaccess_window
+    check(special < per_window,
+          f"{warm.size} warm and {sum(churned)} churned pages a reaccess_window "
+          f"({format_time(window)}) need more than its {per_window:.0f} records ({after} "
+          f"records after the start stand for span {format_time(span)}): raise n, lengthen "
+          f"span or lower reaccess or churn")
+    grown = total + int(np.ceil(sum(churned) * span / window)) + 1
+    check(p["base"] + grown * p["item"] <= 1 << 64,
+          f"footprint plus the pages churn allocates over span ({format_size(p['item'])} x "
+          f"{grown - total}) must stay below 2^64 from base")
+    rate = special / per_window  # records that are a warm touch or a new page
+    churn_share = sum(churned) / special if special else 0.0
+    hot_rate = min(1.0, hot.size / ((1 - rate) * after * hot_window / span))
+    hot_rounds = _Rounds(hot.size, _permutations(rng, hot.size))
+    warm_rounds = _Rounds(max(warm.size, 1), _permutations(rng, warm.size))
+    churn_rounds = _Rounds(max(sum(churned), 1), _victims(rng, n_hot, churned))
+    slot_type = np.repeat(np.array([ANON, FILE], np.uint8), n_hot)
+    current = hot.copy()  # the page in each hot slot (churn replaces them)
+    q = 0
     while True:
-        index = hot[rng.integers(0, hot.size, m)]
-        yield {"addr": place(rng, index, p), "op": ops(rng, m, p["read_ratio"]),
-               "page_type": kinds[index], "region": kinds[index].astype(np.uint16)}
+        page, kind = np.empty(m, np.int64), np.empty(m, np.uint8)
+        aside, s0, s1 = _dealt(q, m, rate)
+        # hot records: a round of every hot slot per hot_window, the rest uniform
+        hpos = np.flatnonzero(~aside)
+        sched, h0, h1 = _dealt(q - s0, hpos.size, hot_rate)
+        slot = np.empty(hpos.size, np.int64)
+        slot[sched] = hot_rounds.take(h0, h1 - h0)
+        slot[~sched] = rng.integers(0, hot.size, hpos.size - (h1 - h0))
+        page[hpos], kind[hpos] = current[slot], slot_type[slot]
+        # set-aside records: the churn's new pages and the warm pages' touches
+        spos = np.flatnonzero(aside)
+        new, e0, e1 = _dealt(s0, s1 - s0, churn_share)
+        wpos, epos = spos[~new], spos[new]
+        touched = warm[warm_rounds.take(s0 - e0, wpos.size)]
+        page[wpos], kind[wpos] = touched, kinds[touched]
+        if e1 > e0:
+            victim = churn_rounds.take(e0, e1 - e0)
+            fresh = total + np.arange(e0, e1, dtype=np.int64)
+            page[epos], kind[epos] = fresh, slot_type[victim]
+            _follow(page, slot, hpos, victim, epos, fresh, current, m)
+        yield {"addr": place(rng, page, p), "op": ops(rng, m, p["read_ratio"]),
+               "page_type": kind, "region": kind.astype(np.uint16)}
+        q += m
 
 
-def _service(name: str, doc: str, footprint: str, file_share: str, anon_hot: str,
-             file_hot: str, anon_first: str) -> Kind:
+def _follow(page: np.ndarray, slot: np.ndarray, hpos: np.ndarray, victim: np.ndarray,
+            epos: np.ndarray, fresh: np.ndarray, current: np.ndarray, m: int) -> None:
+    """Send the hot records of a chunk whose slot was churned earlier in it to the slot's
+    new page, and leave each churned slot's last new page in ``current``."""
+    mark = np.zeros(current.size, bool)
+    mark[victim] = True
+    sel = np.flatnonzero(mark[slot])
+    by = np.lexsort((epos, victim))  # events by slot, then by position
+    ev_slot, ev_page = victim[by], fresh[by]
+    key = ev_slot * (m + 1) + epos[by]
+    i = np.searchsorted(key, slot[sel] * (m + 1) + hpos[sel], side="right") - 1
+    ok = (i >= 0) & (ev_slot[np.maximum(i, 0)] == slot[sel])
+    page[hpos[sel[ok]]] = ev_page[i[ok]]
+    last = np.append(ev_slot[1:] != ev_slot[:-1], True)
+    current[ev_slot[last]] = ev_page[last]
+
+
+Source = tuple[str, str]  # a default and where it comes from
+
+#: The real time of the paper's re-access statements (Fig. 11: "within ten minutes").
+_TEN_MINUTES = "600 s"
+
+
+def _service(name: str, doc: str, footprint: str, file_share: Source, anon_hot: Source,
+             file_hot: Source, anon_first: Source, *, hot_window: Source, reaccess: Source,
+             churn: Source) -> Kind:
     """A TPP service model with its workload's defaults (sources in each ``doc``)."""
     return Kind(name, doc, {
         **TIMING, **SPACE,
         "footprint": Param(footprint, parse_size, "bytes of anon and file pages together "
                                                   "(assumption: a server's tens of GiB shrunk "
-                                                  "to 96 % of the 100 MiB tpp topologies)"),
+                                                  "to 96 % of the 100 MiB tpp topologies); "
+                                                  "churn allocates more after it"),
         "file_share": Param(file_share[0], fraction, "fraction of the footprint that is file "
                                                      "pages: " + file_share[1]),
-        "anon_hot": Param(anon_hot[0], fraction, "fraction of the anon pages that are hot: "
+        "anon_hot": Param(anon_hot[0], fraction, "fraction of the anon pages that are hot "
+                                                 "(each used in every hot_window): "
                                                  + anon_hot[1]),
         "file_hot": Param(file_hot[0], fraction, "fraction of the file pages that are hot: "
                                                  + file_hot[1]),
         "anon_first": Param(anon_first[0], boolean, "anon pages allocated before the file "
-                                                    "cache is read in: " + anon_first[1])},
+                                                    "cache is read in: " + anon_first[1]),
+        "hot_window": Param(hot_window[0], parse_time, "time in which every hot page is "
+                                                       "used (once at a random phase, more "
+                                                       "often at random): "
+                                                       + hot_window[1]),
+        "reaccess": Param(reaccess[0], fraction, "fraction of the cold (not hot) pages of "
+                                                 "each type that are warm: re-accessed once "
+                                                 "in every reaccess_window, at a random "
+                                                 "phase; the others stay idle after the "
+                                                 "start: " + reaccess[1]),
+        "reaccess_window": Param(_TEN_MINUTES, parse_time,
+                                 "time in which a warm page is re-accessed, and per which "
+                                 "churn and anon_churn renew the hot pages: ten minutes "
+                                 "(Fig. 11)"),
+        "churn": Param(churn[0], fraction, "fraction of the hot file pages retired per "
+                                           "reaccess_window (left allocated and idle) and "
+                                           "replaced by as many new file pages after the "
+                                           "footprint, hot from their first touch: "
+                                           + churn[1]),
+        "anon_churn": Param("0", fraction, "the same for the hot anon pages: assumption "
+                                           "(Fig. 11's newly allocated pages are the Data "
+                                           "Warehouse's file pages; no anon churn is "
+                                           "given)"),
+        "span": Param(_TEN_MINUTES, parse_time,
+                      "real time the records after the start stand for (a time window is "
+                      "that share of them): assumption, one reaccess_window")},
         service, regions=_REGIONS)
 
 
@@ -186,23 +372,52 @@ KINDS = (
              "96 MiB",
              ("0.5", "assumption: the VM binaries and bytecode loaded at start make a "
                      "large share (the paper's Fig. 9a, not read)"),
-             ("0.475", "35-60 % of a web service's anon pages hot within 2 min (midpoint)"),
-             ("0.085", "3-14 % of a web service's file pages hot within 2 min (midpoint)"),
-             ("false", "the file cache is loaded at start, anon grows afterwards")),
+             ("0.475", "35-60 % of a web service's anon pages hot within 2 min (Fig. 8, "
+                       "midpoint)"),
+             ("0.085", "3-14 % of a web service's file pages hot within 2 min (Fig. 8, "
+                       "midpoint)"),
+             ("false", "the file cache is loaded at start, anon grows afterwards (Fig. 9a)"),
+             hot_window=("120 s", "the hot shares are of pages used within two minutes "
+                                  "(Fig. 8)"),
+             reaccess=("0.8", "80 % of a web service's cold pages are re-accessed within "
+                              "ten minutes (Fig. 11)"),
+             churn=("0", "assumption: Fig. 11's newly allocated pages are said of the Data "
+                         "Warehouse only")),
     _service("cache1", "TPP's Cache1 (in-memory object cache on tmpfs)", "96 MiB",
-             ("0.76", "file (tmpfs) pages are 70-82 % of a cache's memory (midpoint)"),
-             ("0.40", "40 % of Cache1's anon pages accessed within 2 min"),
-             ("0.25", "25 % of Cache1's file pages accessed within 2 min"),
-             ("true", "Cache1's anon pages are first allocated locally")),
+             ("0.76", "file (tmpfs) pages are 70-82 % of a cache's memory (Fig. 9b-c, "
+                      "midpoint)"),
+             ("0.40", "40 % of Cache1's anon pages accessed within 2 min (Fig. 8)"),
+             ("0.25", "25 % of Cache1's file pages accessed within 2 min (Fig. 8)"),
+             ("true", "Cache1's anon pages are first allocated locally"),
+             hot_window=("120 s", "Cache1's hot shares are of pages used within two "
+                                  "minutes (Fig. 8)"),
+             reaccess=("0.5", "assumption: Fig. 11 says many of a cache service's cold "
+                              "pages are re-accessed within ten minutes, without a number"),
+             churn=("0", "assumption: Fig. 11's newly allocated pages are said of the Data "
+                         "Warehouse only")),
     _service("cache2", "TPP's Cache2 (in-memory object cache on tmpfs)", "96 MiB",
-             ("0.76", "file (tmpfs) pages are 70-82 % of a cache's memory (midpoint)"),
-             ("0.43", "43 % of Cache2's anon pages hot within 1 min"),
-             ("0.30", "30 % of Cache2's file pages hot within 1 min"),
-             ("true", "Cache2's anon pages are mostly allocated locally")),
+             ("0.76", "file (tmpfs) pages are 70-82 % of a cache's memory (Fig. 9b-c, "
+                      "midpoint)"),
+             ("0.43", "43 % of Cache2's anon pages hot within 1 min (Fig. 8)"),
+             ("0.30", "30 % of Cache2's file pages hot within 1 min (Fig. 8)"),
+             ("true", "Cache2's anon pages are mostly allocated locally"),
+             hot_window=("60 s", "Cache2's hot shares are of pages used within one minute "
+                                 "(Fig. 8; within two its anon and file shares are close)"),
+             reaccess=("0.5", "assumption: Fig. 11 says many of a cache service's cold "
+                              "pages are re-accessed within ten minutes, without a number"),
+             churn=("0", "assumption: Fig. 11's newly allocated pages are said of the Data "
+                         "Warehouse only")),
     _service("warehouse", "TPP's Data Warehouse (batch query engine)", "96 MiB",
-             ("0.15", "anon pages are 85 % of its memory, file 15 %, stable"),
+             ("0.15", "anon pages are 85 % of its memory, file 15 %, stable (Fig. 9d)"),
              ("0.333", "only a third of its anon pages are hot"),
-             ("0.05", "assumption: its file pages are 'mostly cold' (no number given)"),
+             ("0.05", "assumption: its file pages are 'mostly cold' (Fig. 8, no number "
+                      "given)"),
              ("false", "assumption: file pages of the intermediate results first "
-                       "(order not given)")),
+                       "(order not given)"),
+             hot_window=("120 s", "the hot shares are of pages used within two minutes "
+                                  "(Fig. 8)"),
+             reaccess=("0", "assumption: Fig. 11 gives the Data Warehouse's churn of hot "
+                            "file pages, nothing on re-accesses of its cold pages"),
+             churn=("0.8", "only 20 % of the Data Warehouse's hot file pages are re-accessed "
+                           "within ten minutes, the rest are newly allocated (Fig. 11)")),
 )
