@@ -31,7 +31,7 @@ def test_runs_of_one_trace_share_its_file_and_survey_with_the_same_results(tmp_p
     assert spec.run().metrics == first.metrics and len(surveys) == 2
 
 
-def test_only_the_last_few_small_traces_are_kept(tmp_path, monkeypatch):
+def test_only_the_last_few_traces_within_the_record_budget_are_kept(tmp_path, monkeypatch):
     monkeypatch.setattr(trace_cache, "_cache", trace_cache._Cache())
     made = []
 
@@ -53,6 +53,11 @@ def test_only_the_last_few_small_traces_are_kept(tmp_path, monkeypatch):
     path, surveyed = trace_cache.generated("big", trace_cache.CACHED_RECORDS + 1, make,
                                            lambda: scratch)
     assert path.parent == scratch and surveyed == [None]
+    # a trace as large as the budget: every other one goes to make room, it stays
+    trace_cache.generated("large", trace_cache.CACHED_RECORDS, make, None)
+    assert len(list(own.iterdir())) == 1 and made[-1].exists()
+    trace_cache.generated("large", trace_cache.CACHED_RECORDS, make, None)  # kept
+    assert len(made) == trace_cache.CACHED_TRACES + 4  # the scratch one too
 
 
 def _child(queue):

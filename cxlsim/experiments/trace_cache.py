@@ -3,8 +3,9 @@
 Runs that generate the same trace -- the same generator, records, seed and parameters:
 a policy comparison, validate's T6 families, a sweep's points in one worker -- read one
 file and share its survey (the first pass) instead of generating and hashing it again.
-Only small traces (at most :data:`CACHED_RECORDS` records) are kept, the last
-:data:`CACHED_TRACES` of them, in a folder of the system's temporary directory that this
+The last :data:`CACHED_TRACES` traces are kept, as long as they hold at most
+:data:`CACHED_RECORDS` records together (a policy study's 2.5·10^8-record trace, ~6.6 GB,
+is generated once per process, not once per point), in a folder of the system's temporary directory that this
 process made and removes when it exits; a forked worker starts its own. A shared
 survey's arrays are read-only, so a run that tried to change them would fail loudly
 rather than change the next run.
@@ -21,8 +22,8 @@ from multiprocessing.util import Finalize
 from pathlib import Path
 from typing import Any
 
-#: Largest trace kept (records): ~16 B a record on disk.
-CACHED_RECORDS = 1 << 22
+#: Most records kept at once (~27 B a record on disk: 14 GB).
+CACHED_RECORDS = 1 << 29
 #: Traces kept at once.
 CACHED_TRACES = 4
 
@@ -35,6 +36,7 @@ class _Cache:
         self.folder: Path | None = None
         self.kept: OrderedDict[Hashable, tuple[Path, list[Any]]] = OrderedDict()
         self.made: dict[Hashable, Path] = {}  # the folder made for each kept trace
+        self.records: dict[Hashable, int] = {}  # and its records
 
     def own_folder(self) -> Path:
         if self.folder is None:
@@ -53,8 +55,9 @@ def generated(key: Hashable, records: int, make: Callable[[Path], Path],
     """The trace for ``key`` and a one-item list for its survey (None until made).
 
     A trace of at most :data:`CACHED_RECORDS` records is made once, by ``make(folder)``
-    in a folder of this process's own; a larger one is made in ``scratch()`` (the
-    caller's folder) every time, and nothing is kept.
+    in a folder of this process's own, the oldest kept ones removed to make room; a
+    larger one is made in ``scratch()`` (the caller's folder) every time, and nothing is
+    kept.
     """
     global _cache
     if records > CACHED_RECORDS:
@@ -64,11 +67,14 @@ def generated(key: Hashable, records: int, make: Callable[[Path], Path],
     if key in _cache.kept:
         _cache.kept.move_to_end(key)
         return _cache.kept[key]
+    while _cache.kept and (len(_cache.kept) >= CACHED_TRACES
+                           or sum(_cache.records.values()) + records > CACHED_RECORDS):
+        old, _ = _cache.kept.popitem(last=False)
+        del _cache.records[old]
+        # the folder mkdtemp made below, whatever path ``make`` returned
+        shutil.rmtree(_cache.made.pop(old), ignore_errors=True)
     folder = Path(tempfile.mkdtemp(dir=_cache.own_folder()))
     _cache.made[key] = folder
+    _cache.records[key] = records
     _cache.kept[key] = (make(folder), [None])
-    while len(_cache.kept) > CACHED_TRACES:
-        old, _ = _cache.kept.popitem(last=False)
-        # the folder mkdtemp made above, whatever path ``make`` returned
-        shutil.rmtree(_cache.made.pop(old), ignore_errors=True)
     return _cache.kept[key]
