@@ -79,6 +79,13 @@ class Reclaim:
         for node in np.flatnonzero(self.zones.wmark_demote):
             self.check_demote(int(node))
 
+    def idle(self) -> bool:
+        """Whether a kswapd tick now would do nothing: no kswapd is woken, and no node
+        is below its WMARK_DEMOTE for :meth:`check_toptier_balanced` to wake (that
+        watermark lies at or below :meth:`kswapd_mark`)."""
+        zones = self.zones
+        return not self.woken.any() and not (zones.nr_free < zones.wmark_demote).any()
+
     def kswapd_mark(self, node: int) -> int:
         """The watermark kswapd balances ``node`` to (``pgdat_balanced``: the promo
         watermark in the upstream memory-tiering mode, else high; TPP's

@@ -254,13 +254,19 @@ class _Run:
     def kswapd(self, interval: float):
         """kswapd: every ``interval`` of simulated time, after TPP's scheduler-tick check
         (when its WMARK_DEMOTE is set), the woken nodes reclaim; the pages that moved
-        leave the TLBs at the kernel thread's cost."""
-        kernel = self.kernel
+        leave the TLBs at the kernel thread's cost. Until another process's next event
+        only kswapd changes what its ticks read: when the next tick would find nothing
+        to do, so would all of them, and they pass in one wait (:func:`_idle_until`)."""
+        env, kernel = self.sim.env, self.kernel
         while True:
-            yield self.sim.env.timeout(interval)
+            yield env.timeout(interval)
             kernel.check_toptier_balanced()
             if kernel.kswapd_woken.any() and kernel.kswapd():
                 self.shootdown(by_task=False)
+            if kernel.reclaim.idle():
+                last = _idle_until(env.now, interval, env.peek())
+                if last > env.now:
+                    yield env.timeout(last - env.now)
 
     def scan(self):
         """NUMA balancing's scanner: after ``delay``, a scan every period
@@ -306,11 +312,11 @@ class _Run:
         direct = kernel.total("pgdemote_direct")
         # the epoch's resident pages are referenced before its new ones allocate, so
         # direct reclaim does not take back pages the epoch is using
-        if kernel.touch(distinct, resident_only=True):
+        if kernel.touch(distinct, resident_only=True):  # else all were, all touched
             _allocate(kernel, self.policy, work.ids, distinct, self.new_from)
+            self.shootdown(by_task=True)  # direct reclaim's
+            kernel.touch(distinct)
         self.new_from = max(self.new_from, int(distinct[-1]) + 1)
-        self.shootdown(by_task=True)  # direct reclaim's
-        kernel.touch(distinct)
         hot = self.placement.access(distinct, work.counts, len(self.nodes))
         if self.monitor is not None:
             self.monitor.access(distinct)
@@ -407,6 +413,20 @@ def _with_next(items: Iterator[T]) -> Iterator[tuple[T, T | None]]:
 
 
 _END: Any = object()
+
+
+def _idle_until(now: float, interval: float, event: float) -> float:
+    """The last tick of a clock of period ``interval`` ticking at ``now`` (each tick the
+    last plus ``interval``, as SimPy adds) that falls before ``event``; ``now`` if
+    none does, if no event is due, or if one wait of the difference would not land on
+    the tick exactly. At that tick the clock's next wait is made when it would have
+    been, so the order of events is unchanged."""
+    if not math.isfinite(event):
+        return now
+    last = now
+    while (after := last + interval) < event and after > last:
+        last = after
+    return last if now + (last - now) == last else now
 
 
 def _allocate(kernel: KernelMemory, policy: Policy, ids: np.ndarray,
