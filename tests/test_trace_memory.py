@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -491,3 +492,24 @@ def test_the_metrics_count_how_far_the_policies_clocks_got(tmp_path):
     monitored = _run(tmp_path, "policy={name: damon, sample: 10 us, aggregate: 100 us}").metrics
     assert monitored["damon_aggregations"] > 0 and monitored["numa_scans"] == 0
     assert monitored["numa_scan_passes"] == 0
+
+
+def test_a_service_trace_out_of_step_with_the_run_says_so(tmp_path):
+    """The TPP services' records stand for ``span`` of real time; a run standing for far
+    less or more (simulated time x time_compression, ``real_time_s``) warns, naming both;
+    a span within a factor of two of it does not."""
+    from cxlsim.errors import RunWarning
+
+    def run(span):
+        return _run(tmp_path, "scale=4", kind="cache1", n=100_000, footprint="16MiB",
+                    extra=f", span: {span}", epoch=10_000)
+
+    with pytest.warns(RunWarning, match=r"tm: the trace's span \(600 s\) is not the real "
+                                        r"time the run stands for \(\d"):
+        result = run("600 s")
+    real = result.metrics["real_time_s"]
+    assert result.metrics["time_compression"] == 4
+    assert real == pytest.approx(result.metrics["app_time_s"] * 4)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*span", category=RunWarning)
+        run(f"{real * 1e3:.3f} ms")

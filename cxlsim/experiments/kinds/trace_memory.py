@@ -485,7 +485,9 @@ class TraceMemoryExperiment(MemoryExperiment):
     def _scaled_metrics(self, law: Law, run) -> dict[str, float]:
         """S, K and (under a law) the clocks the run used, in ns; InputError names a clock
         the law made shorter than the run's mean epoch, which the run cannot resolve."""
-        out = {"scale": law.scale, "time_compression": law.compression}
+        real_s = run.time_ns * law.compression / 1e9
+        out = {"scale": law.scale, "time_compression": law.compression, "real_time_s": real_s}
+        self._check_span(real_s)
         if law.identity:
             return out
         epoch_ns = run.time_ns / max(len(run.epochs), 1)
@@ -606,6 +608,22 @@ class TraceMemoryExperiment(MemoryExperiment):
                 run.regions, columns=["time_ns", "start_page", "end_page", "nr_accesses", "age"])
         return RunResult(self.name, self, metrics, tables,
                          self.draw(lambda: self._figures(epochs, names)))
+
+    def _check_span(self, real_s: float) -> None:
+        """A generator whose records stand for ``span`` of real time (the TPP services)
+        is in step with the run only when the run stands for about as long: else a
+        :class:`~cxlsim.errors.RunWarning` gives the span that fits."""
+        generate = getattr(self.trace, "generate", None)  # else a trace file's path
+        param = generate and KINDS[generate].params.get("span")
+        if param is None or not real_s:
+            return
+        given = param.parse(str(self.trace.params.get("span", param.default))) / 1e9
+        if not 0.5 <= given / real_s <= 2:
+            real = format_time(real_s * 1e9, digits=3)
+            warnings.warn(f"{self.name}: the trace's span ({format_time(given * 1e9)}) is not "
+                          f"the real time the run stands for ({real}: simulated time x "
+                          f"time_compression); its windows are out of step with the kernel's "
+                          f"clocks (set trace.params.span)", RunWarning, stacklevel=3)
 
     def _acted(self, run, migrated: int) -> dict[str, Any]:
         """``policy_acted`` and, when it did not, ``policy_idle_reason`` (also a
