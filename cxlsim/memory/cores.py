@@ -19,12 +19,21 @@ and chunk arrays. Anything that changes a core's TLBs or caches meanwhile -- a T
 shootdown, a flush, a call outside this protocol -- first undoes them: it waits for
 the helper, restores the private state saved before it started, and the next call runs
 its private passes itself. The result is the same to the bit either way.
+
+Shootdowns need not undo them. A caller that moves pages between calls (a trace run)
+flushes and invalidates through :func:`flush_tlbs` and :func:`invalidate_pages`. A
+full flush empties a TLB whatever it held: when the gap before a call flushed, the
+passes run ahead from emptied TLBs, betting that the next gap flushes too, and a flush
+there (with any invalidation after it) is only noted. An invalidation of pages the
+saved TLBs do not hold changes nothing and is only noted too. The next call takes the
+record if the bet held; undoing puts what was noted in place.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+import weakref
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -63,6 +72,29 @@ def _forget_pool() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pool)
+
+#: The complexes whose TLBs were flushed (:func:`flush_tlbs`) since their last call.
+_FLUSHED: weakref.WeakSet[Complex] = weakref.WeakSet()
+
+
+def flush_tlbs(cores: Sequence[CoreMemory]) -> None:
+    """Empty every TLB of ``cores`` (:meth:`CoreMemory.flush_tlbs`), keeping private
+    passes that run ahead from emptied TLBs (see the module docstring)."""
+    for core in cores:
+        _FLUSHED.add(core.complex)
+        ahead = core.complex.ahead
+        if ahead is None or not ahead.absorb(core, None):
+            core.flush_tlbs()
+
+
+def invalidate_pages(cores: Sequence[CoreMemory], vpns: np.ndarray) -> None:
+    """Drop virtual page numbers ``vpns`` from every TLB of ``cores``
+    (:meth:`CoreMemory.invalidate_pages`), keeping private passes run ahead from a
+    state where that changes nothing (see the module docstring)."""
+    for core in cores:
+        ahead = core.complex.ahead
+        if ahead is None or not ahead.absorb(core, vpns):
+            core.invalidate_pages(vpns)
 
 
 def access_cores(cores: Sequence[CoreMemory], chunks: Sequence[np.ndarray],
@@ -196,14 +228,21 @@ def _scratch(complex_: Complex, codes: int, lines: int) -> tuple[np.ndarray, np.
 
 class Lookahead:
     """A record's private passes running ahead on a helper thread, from the private
-    state saved in :attr:`saved`; the caller claims the cores the helper has not
-    started (:meth:`finish`), or undoes it all (:meth:`undo`)."""
+    state saved in :attr:`saved` -- with every TLB emptied first when ``flushed`` (a
+    flush is expected before the next call); the caller claims the cores the helper
+    has not started (:meth:`finish`), or undoes it all (:meth:`undo`)."""
 
-    def __init__(self, record: _Record) -> None:
+    def __init__(self, record: _Record, flushed: bool = False) -> None:
         self.record = record
         buffer = record.cores[0].arena.buffer
         self.rows = np.concatenate([c.private_rows for c in record.cores])
         self.saved = [buffer[o:o + (m + 1) * s].copy() for o, m, _, _, s in self.rows.tolist()]
+        self.flushed = flushed
+        self.was_flushed = [False] * len(record.cores)  # a flush noted, by core
+        if flushed:
+            for core in record.cores:
+                for tlb in core.tlbs:
+                    tlb.flush()
         self._lock = threading.Lock()
         self._next = 0
         self._stop = False
@@ -226,28 +265,55 @@ class Lookahead:
                 with self._lock:
                     self._stop = True
 
+    def absorb(self, core: CoreMemory, vpns: np.ndarray | None) -> bool:
+        """Note a flush (``vpns`` None) or an invalidation of ``vpns`` in ``core``'s
+        TLBs before the next call, if the passes run ahead assumed it or it changes
+        nothing; False if they must be undone first."""
+        c = next((i for i, mine in enumerate(self.record.cores) if mine is core), None)
+        if c is None:
+            return False
+        if vpns is None:
+            if self.flushed:
+                self.was_flushed[c] = True
+            return self.flushed
+        if self.was_flushed[c]:
+            return True  # empty TLBs
+        keys = np.asarray(vpns, dtype=np.int64)
+        per_core = len(self.rows) // len(self.record.cores)
+        for (_, m, ways, shift, stride), words in zip(
+                self.rows[c * per_core:c * per_core + len(core.tlbs)].tolist(),
+                self.saved[c * per_core:]):
+            held = words.reshape(m + 1, stride)[keys & m, :ways]
+            if (held == ((keys >> shift) + 1).astype(words.dtype)[:, None]).any():
+                return False
+        return True
+
     def finish(self) -> _Record | None:
         """The finished record (the caller runs the cores the helper has not started),
-        or None (undone) if a private pass failed."""
+        or None (undone) if a private pass failed or a flush it assumed did not come."""
         while self.error is None and (c := self._claim()) is not None:
             try:
                 self.record.run(c, c + 1)
             except BaseException as exc:
                 self.error = exc
         self._job.result()
-        if self.error is not None:
+        if self.error is not None or (self.flushed and not all(self.was_flushed)):
             self.undo()
             return None
         return self.record
 
     def undo(self) -> None:
-        """Stop the helper and put the private state back as it was before it ran."""
+        """Stop the helper and put the private state back as it was before it ran,
+        with the flushes noted since."""
         with self._lock:
             self._stop = True
         self._job.result()
         buffer = self.record.cores[0].arena.buffer
         for (o, m, _, _, s), words in zip(self.rows.tolist(), self.saved):
             buffer[o:o + (m + 1) * s] = words
+        for core, flushed in zip(self.record.cores, self.was_flushed):
+            for tlb in core.tlbs if flushed else ():
+                tlb.flush()
 
 
 def _access_complex(cores: list[CoreMemory], chunks: list[np.ndarray],
@@ -257,6 +323,8 @@ def _access_complex(cores: list[CoreMemory], chunks: list[np.ndarray],
     """:func:`access_cores` for cores of one complex on one page table."""
     complex_ = cores[0].complex
     chunks = [np.ascontiguousarray(c, dtype=np.int64) for c in chunks]
+    flushed = complex_ in _FLUSHED  # since the last call: likely again before the next
+    _FLUSHED.discard(complex_)
     record = None
     if complex_.ahead is not None and complex_.ahead.record.matches(cores, chunks):
         ahead, complex_.ahead = complex_.ahead, None
@@ -272,7 +340,8 @@ def _access_complex(cores: list[CoreMemory], chunks: list[np.ndarray],
             complex_.skip -= 1
         else:
             complex_.ahead = Lookahead(_Record(upcoming[0], [
-                np.ascontiguousarray(c, dtype=np.int64) for c in upcoming[1]], split))
+                np.ascontiguousarray(c, dtype=np.int64) for c in upcoming[1]], split),
+                flushed)
     try:
         return record.shared(memory_ns)
     except BaseException:

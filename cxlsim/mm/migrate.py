@@ -37,6 +37,7 @@ import numpy as np
 from pydantic import Field
 
 from cxlsim.config.base import StrictModel, scales
+from cxlsim.memory.cores import flush_tlbs, invalidate_pages
 from cxlsim.memory.hierarchy import CoreMemory
 from cxlsim.mm.kernel import KernelMemory
 from cxlsim.mm.watermarks import PAGE_SIZE
@@ -113,13 +114,11 @@ class Migrator:
         for start in range(0, pages.size, p.batch):
             group = pages[start:start + p.batch]
             if group.size > p.flush_ceiling:
-                for core in self.cores:
-                    core.flush_tlbs()
+                flush_tlbs(self.cores)
                 flushed = p.flush_ceiling
             else:
                 held = group if self.vpns is None else self.vpns[group]
-                for core in self.cores:
-                    core.invalidate_pages(held[held >= 0])
+                invalidate_pages(self.cores, held[held >= 0])
                 flushed = group.size
             out.per_core += flushed * p.tlb_flush_page
             out.initiator += p.ipi if len(self.cores) > 1 else 0.0
