@@ -80,7 +80,7 @@ from cxlsim.mm.migrate import MigrationParams, Migrator
 from cxlsim.mm.numa_balancing import NumaScan, Scanner
 from cxlsim.mm.placement import Placement
 from cxlsim.tiered.policies import EpochView, Policy
-from cxlsim.tiered.records import EpochRecords, RecordGrouper, prefetched
+from cxlsim.tiered.records import EpochRecords, RecordGrouper, distinct_pages, prefetched
 from cxlsim.traces.pages import PAGE_BYTES, PageCompactor
 from cxlsim.units import LINE_BYTES
 
@@ -298,7 +298,7 @@ class _Run:
         rank = self.rank
         for records in _epochs(self.chunks, self.epoch):
             ids = self.found.compactor.ids(records["addr"])
-            distinct, counts = np.unique(ids, return_counts=True)
+            distinct, counts = distinct_pages(ids, self.found.footprint)
             seen = distinct[rank[distinct] >= 0] if rank is not None else distinct[:0]
             yield _Prepared(records, ids, distinct, counts, self.grouper.group(ids, records),
                             seen, rank[seen] if rank is not None else seen)
