@@ -35,8 +35,15 @@ S = 16
 SIZES = {"quick": (32, 2**21), "full": (64, 2**21)}
 EPOCHS = 1024
 SCAN_PERIOD = 32e6  # ns, of the real system
-#: The runs' experiment files, removed when the tests end.
-_FILES = tempfile.TemporaryDirectory(prefix="cxlsim-invariance-")
+#: The folder of the runs' experiment files: pytest's, made when a test first runs (not
+#: when the module is collected) and cleaned up as pytest cleans its own.
+_FILES: list[Path] = []
+
+
+@pytest.fixture(autouse=True)
+def _files(tmp_path_factory):
+    if not _FILES:
+        _FILES.append(tmp_path_factory.mktemp("invariance"))
 
 BASE = """
 name: invariance
@@ -94,7 +101,7 @@ def _metrics(policy: str, scale: int, size: str) -> dict:
     those of ``size`` at S)."""
     k = S // scale
     mib, records = (x * k for x in SIZES[size])
-    path = Path(tempfile.mkdtemp(dir=_FILES.name)) / "e.yaml"
+    path = Path(tempfile.mkdtemp(dir=_FILES[0])) / "e.yaml"
     path.write_text(BASE.format(root=REPO, n=records, mib=mib, epoch=records // EPOCHS,
                                 scale=scale))
     exp = load_experiment(path, [f"policy={policy}",
