@@ -338,7 +338,7 @@ def test_a_file_names_the_damon_setup(tmp_path):
     file, so a file could not reach mem_tier."""
     text = (REPO / "experiments" / "trace-memory.yaml").read_text()
     text = text.replace("../topologies/", str(REPO / "topologies") + "/")
-    text = text.replace("policy: static", "policy: {name: damon, setup: mem_tier}")
+    text = text.replace("policy: tpp", "policy: {name: damon, setup: mem_tier}")
     (tmp_path / "e.yaml").write_text(text)
     spec = load_experiment(tmp_path / "e.yaml")
     assert spec.policy_params == {"setup": "mem_tier"}
