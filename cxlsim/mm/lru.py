@@ -91,16 +91,29 @@ class _ListOrder:
             stamps[:live] = stamps[start:end][keep]
             start, end = 0, live
             self._start[i], self._end[i] = start, end
-        out, at, want = [np.zeros(0, np.int64)], start, min(n, length)
-        while want > 0 and at < end:
-            block = slice(at, min(end, at + max(2 * want, 256)))
-            current = pages[block][stamp[pages[block]] == stamps[block]]
-            if want == min(n, length) and not current.size:
-                self._start[i] = block.stop  # all stale so far: never current again
-            out.append(current[:want])
-            want -= min(want, current.size)
-            at = block.stop
-        return np.concatenate(out)
+        want = min(n, length)
+        if want <= 0:
+            return np.zeros(0, np.int64)
+        out = np.empty(want, np.int64)
+        found, self._start[i] = _current(pages, stamps, start, end, stamp, out)
+        return out[:found]
+
+
+@njit(cache=True, nogil=True)
+def _current(pages, stamps, start, end, stamp, out):
+    """The first current entries of ``pages[start:end]`` (those whose page still has
+    the entry's stamp) into ``out``, until it is full; returns how many, and where the
+    first of them is (every entry before it is stale, never current again)."""
+    found, first = 0, end
+    for j in range(start, end):
+        if stamp[pages[j]] == stamps[j]:
+            if found == 0:
+                first = j
+            out[found] = pages[j]
+            found += 1
+            if found == out.shape[0]:
+                break
+    return found, first
 
 
 class LruLists:

@@ -32,6 +32,7 @@ Not modelled: refault/workingset costs, writeback of dirty pages, memcg.
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from cxlsim.mm.lru import ACTIVE, INACTIVE, LruLists, inactive_ratio
 from cxlsim.mm.params import KernelParams
@@ -144,6 +145,8 @@ class Reclaim:
             else:
                 share = {ANON: swappiness / 200, FILE: (200 - swappiness) / 200}
             for kind, fraction in share.items():
+                if not lists.nr[node, kind, INACTIVE]:
+                    continue  # nothing to scan (a list with no file pages, say)
                 budget = max(int((int(inactive[kind]) >> priority) * fraction),
                              SWAP_CLUSTER_MAX)
                 reclaimed += self._shrink_inactive(node, kind, budget, target - reclaimed,
@@ -160,22 +163,13 @@ class Reclaim:
         pages = lists.oldest(node, kind, INACTIVE, budget)
         if pages.size == 0 or want <= 0:
             return 0
-        young = lists.young[pages]
         room = sum(zones.avail(int(t), WMARK_MIN) for t in zones.demotion_order[node]) \
             if self._can_demote(node) else 0
         evictable = kind == FILE or self.params.swap
-        freed = ~young & ((np.cumsum(~young) <= room) | evictable)
-        cut = min(int(np.searchsorted(np.cumsum(freed), want)) + 1, pages.size)
-        pages, young = pages[:cut], young[:cut]
+        cut, activate, keep, cold = _scan(pages, lists.young, lists.referenced, room,
+                                          evictable, want)
         how = "direct" if direct else "kswapd"
         count(f"pgscan_{how}", node, cut)
-
-        activate = pages[young & lists.referenced[pages]]
-        keep = pages[young & ~lists.referenced[pages]]
-        cold = pages[~young]
-        lists.young[pages] = False
-        lists.referenced[keep] = True
-        lists.referenced[cold] = False
         tail = (node, kind, INACTIVE)  # where every page scanned comes from
         lists.move(keep, INACTIVE, src=tail)
 
@@ -210,3 +204,43 @@ class Reclaim:
         (the allocator's fast path failing there, as a demotion target's does)."""
         if self.zones.nr_free[node] <= self.zones.wmark[node, WMARK_LOW]:
             self.wake_kswapd(node)
+
+
+@njit(cache=True, nogil=True)
+def _scan(pages, young, referenced, room, evictable, want):
+    """``shrink_folio_list``'s pass over an inactive tail (``pages``, oldest first):
+    pages without the young bit are freed -- the first ``room`` by demotion, the rest
+    if ``evictable`` -- and the scan stops at the one that frees the ``want``-th. Of the
+    pages scanned, the young ones lose the bit and are activated if PG_referenced,
+    else get it (a second chance); the others lose PG_referenced. Returns how many
+    were scanned and, in scan order, those to activate, those kept, the cold ones."""
+    n = pages.shape[0]
+    cut, old, freed = n, 0, 0
+    for i in range(n):
+        if not young[pages[i]]:
+            old += 1
+            if old <= room or evictable:
+                freed += 1
+                if freed >= want:
+                    cut = i + 1
+                    break
+    activate = np.empty(cut, np.int64)
+    keep = np.empty(cut, np.int64)
+    cold = np.empty(cut, np.int64)
+    a = k = c = 0
+    for i in range(cut):
+        p = pages[i]
+        if young[p]:
+            young[p] = False
+            if referenced[p]:
+                activate[a] = p
+                a += 1
+            else:
+                referenced[p] = True
+                keep[k] = p
+                k += 1
+        else:
+            referenced[p] = False
+            cold[c] = p
+            c += 1
+    return cut, activate[:a], keep[:k], cold[:c]

@@ -23,30 +23,35 @@ COUNTERS = (
 
 
 class VmStat:
-    """The :data:`COUNTERS` of ``n_nodes`` nodes."""
+    """The :data:`COUNTERS` of ``n_nodes`` nodes, each a list of Python ints (reclaim
+    counts one node at a time, ~80 times a call: a list adds 30x faster than an array)."""
 
     def __init__(self, n_nodes: int) -> None:
-        self._stat = {name: np.zeros(n_nodes, dtype=np.int64) for name in COUNTERS}
+        self._stat = {name: [0] * n_nodes for name in COUNTERS}
 
     def count(self, name: str, node: int | np.ndarray, n: int | np.ndarray = 1) -> None:
         """Add ``n`` events to counter ``name`` of ``node`` (one, or one per event)."""
+        counts = self._stat[name]
         if isinstance(node, (int, np.integer)) and isinstance(n, (int, np.integer)):
-            self._stat[name][node] += n  # one node: no scatter (reclaim counts often)
+            counts[node] += int(n)
         else:
-            np.add.at(self._stat[name], node, n)
+            added = np.zeros(len(counts), dtype=np.int64)
+            np.add.at(added, node, n)
+            for i, k in enumerate(added.tolist()):
+                counts[i] += k
 
     def summary(self) -> dict[str, int]:
         """The counters summed over nodes (/proc/vmstat)."""
-        return {name: self.total(name) for name in self._stat}
+        return {name: sum(counts) for name, counts in self._stat.items()}
 
     def total(self, name: str) -> int:
         """One counter summed over nodes (one line of :meth:`summary`)."""
-        return int(self._stat[name].sum())
+        return sum(self._stat[name])
 
     def per_node(self, name: str) -> np.ndarray:
         """One counter on every node (a copy)."""
-        return self._stat[name].copy()
+        return np.array(self._stat[name], dtype=np.int64)
 
     def node(self, node: int) -> dict[str, int]:
         """One node's counters (/sys/devices/system/node/nodeN/vmstat)."""
-        return {name: int(v[node]) for name, v in self._stat.items()}
+        return {name: counts[node] for name, counts in self._stat.items()}
