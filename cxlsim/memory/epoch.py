@@ -173,6 +173,18 @@ class MemorySystem:
     def solve(self, demands: Sequence[Demand], tol: float = 1e-9,
               max_sweeps: int = 500) -> Equilibrium:
         """The consistent operating point of ``demands`` on this system."""
+        latency, sweeps = self.node_latencies(demands, tol, max_sweeps)
+        reads, writes, rates = self._loads(demands, latency)
+        servers = {n: node.servers(reads[n], writes[n]) for n, node in self.nodes.items()}
+        return Equilibrium(
+            latency=dict(latency), read_bps=reads, write_bps=writes,
+            utilisation={n: busiest(s) for n, s in servers.items()},
+            rates=rates, latencies=[d.mean_latency(latency) for d in demands], sweeps=sweeps,
+            servers=servers)
+
+    def node_latencies(self, demands: Sequence[Demand], tol: float = 1e-9,
+                       max_sweeps: int = 500) -> tuple[dict[str, float], int]:
+        """The node latencies of :meth:`solve`'s operating point, and its sweeps."""
         for d in demands:
             unknown = set(d.shares) - set(self.nodes)
             if unknown:
@@ -195,13 +207,7 @@ class MemorySystem:
             raise RuntimeError(f"no equilibrium within {max_sweeps} iterations "
                                f"(moved {moved:.3g})")
         latency.update(zip(active, x))
-        reads, writes, rates = self._loads(demands, latency)
-        servers = {n: node.servers(reads[n], writes[n]) for n, node in self.nodes.items()}
-        return Equilibrium(
-            latency=dict(latency), read_bps=reads, write_bps=writes,
-            utilisation={n: busiest(s) for n, s in servers.items()},
-            rates=rates, latencies=[d.mean_latency(latency) for d in demands], sweeps=sweeps,
-            servers=servers)
+        return latency, sweeps
 
     def _psi(self, active: list[str], fixed: _FixedPoint, x: np.ndarray,
              latency: dict[str, float], tol: float) -> np.ndarray:
@@ -318,7 +324,7 @@ class EpochEngine:
         """The node latencies ``refs`` and ``busy`` would load the nodes to, with no
         epoch run (a what-if: the time and history stay as they are)."""
         demands, _ = self._demands(np.asarray(refs, float), np.asarray(busy, float))
-        return self.system.solve(demands).latency if demands else dict(self.system.idle)
+        return self.system.node_latencies(demands)[0] if demands else dict(self.system.idle)
 
     def latencies(self) -> dict[str, float]:
         """Node latencies of the last epoch (idle before the first)."""

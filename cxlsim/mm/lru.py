@@ -261,7 +261,9 @@ class LruLists:
         """``folio_mark_accessed`` (mm/swap.c) on resident ``pages``, one step each:
         inactive,unreferenced -> inactive,referenced -> active,unreferenced ->
         active,referenced. Used by read()/write() on file pages and by hint faults."""
-        pages = np.unique(self.checked(pages, resident=True))
+        pages = self.checked(pages, resident=True)
+        if not (pages[1:] > pages[:-1]).all():  # (a policy's are sorted and distinct)
+            pages = np.unique(pages)
         activate = pages[self.referenced[pages] & (self.lru[pages] == INACTIVE)]
         self.referenced[pages] = True
         self.referenced[activate] = False

@@ -481,9 +481,10 @@ def _migrate(kernel: KernelMemory, migrator: Migrator,
     for node in dict.fromkeys(dest.tolist()):
         group = pages[dest == node]
         for _ in range(MAX_RECLAIM_RETRIES):
-            src = kernel.node[group].astype(np.int64)
             done, failed = kernel.migrate(group, int(node), migrator.busy(group.size))
-            np.add.at(copies, src[np.isin(group, done)], LINES_PER_PAGE)
+            # each is read on the node it left (whole numbers of lines: sums exact)
+            copies += np.bincount(kernel.placement.left[done], minlength=copies.size) \
+                * float(LINES_PER_PAGE)
             group = failed
             total += len(done)
             if not (group.size and kernel.kswapd_woken[node] and budget > 0):
