@@ -31,17 +31,19 @@ def _slot(page: np.uint64, bits: int) -> np.uint64:
 
 
 @njit(cache=True, nogil=True)
-def _number(pages, table, order, count, bits, start, out) -> tuple[int, int]:
-    """Give ``out[i]`` the id of ``pages[i]`` from ``start`` on, numbering new pages from
-    ``count`` (their page numbers appended to ``order``). Stops where the table would
-    become more than half full; returns ``(next i, count)``."""
+def _number(addr, shift, table, order, count, bits, start, out) -> tuple[int, int]:
+    """Give ``out[i]`` the id of the page of ``addr[i]`` (``addr >> shift``) from
+    ``start`` on, numbering new pages from ``count`` (their page numbers appended to
+    ``order``). Stops where the table would become more than half full; returns
+    ``(next i, count)``."""
     mask = (np.uint64(1) << np.uint64(bits)) - np.uint64(1)
-    n = pages.shape[0]
+    shift = np.uint64(shift)
+    n = addr.shape[0]
     flat = table.reshape(-1)
     for i in range(start, n):
         if i + AHEAD < n:  # the host fetches a later record's slot meanwhile
-            prefetch(flat, _slot(pages[i + AHEAD], bits) * np.uint64(2))
-        page = pages[i]
+            prefetch(flat, _slot(addr[i + AHEAD] >> shift, bits) * np.uint64(2))
+        page = addr[i] >> shift
         key = page + np.uint64(1)
         s = _slot(page, bits)
         while table[s, 0] != key and table[s, 0] != 0:
@@ -97,13 +99,13 @@ class PageCompactor:
     def ids(self, addr: np.ndarray) -> np.ndarray:
         """Dense page ids of byte addresses ``addr`` (new pages get the next ids, in the
         order of their first access)."""
-        page = np.asarray(addr, dtype=np.uint64) >> np.uint64(self.shift)
-        out = np.empty(page.shape[0], np.int64)
+        addr = np.ascontiguousarray(addr, dtype=np.uint64)
+        out = np.empty(addr.shape[0], np.int64)
         done = 0
         while True:
-            done, self._count = _number(page, self._table, self._order, self._count,
-                                        self._bits, done, out)
-            if done == page.shape[0]:
+            done, self._count = _number(addr, self.shift, self._table, self._order,
+                                        self._count, self._bits, done, out)
+            if done == addr.shape[0]:
                 return out
             self._grow()
 
