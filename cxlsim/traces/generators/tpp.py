@@ -349,6 +349,14 @@ _FILE = {"file_size": Param("2 GiB", parse_size, "size of the file pages (page c
          "file_ops": Param("0.2", fraction, "fraction of the accesses to file pages")}
 _REGIONS = {0: "anon", 1: "file"}
 
+#: Defaults the services share, with their sources.
+_NO_CHURN = ("0", "assumption: Fig. 11's newly allocated pages are said of the Data "
+                  "Warehouse only")
+_CACHE_REACCESS = ("0.5", "assumption: Fig. 11 says many of a cache service's cold pages "
+                          "are re-accessed within ten minutes, without a number")
+_CACHE_FILE_SHARE = ("0.76", "file (tmpfs) pages are 70-82 % of a cache's memory (Fig. 9b-c, "
+                             "midpoint)")
+
 KINDS = (
     Kind("alloc-bursts", "long-lived heap plus bursts of short-lived hot allocations",
          {**TIMING, **SPACE,
@@ -381,32 +389,25 @@ KINDS = (
                                   "(Fig. 8)"),
              reaccess=("0.8", "80 % of a web service's cold pages are re-accessed within "
                               "ten minutes (Fig. 11)"),
-             churn=("0", "assumption: Fig. 11's newly allocated pages are said of the Data "
-                         "Warehouse only")),
+             churn=_NO_CHURN),
     _service("cache1", "TPP's Cache1 (in-memory object cache on tmpfs)", "96 MiB",
-             ("0.76", "file (tmpfs) pages are 70-82 % of a cache's memory (Fig. 9b-c, "
-                      "midpoint)"),
+             _CACHE_FILE_SHARE,
              ("0.40", "40 % of Cache1's anon pages accessed within 2 min (Fig. 8)"),
              ("0.25", "25 % of Cache1's file pages accessed within 2 min (Fig. 8)"),
              ("true", "Cache1's anon pages are first allocated locally"),
              hot_window=("120 s", "Cache1's hot shares are of pages used within two "
                                   "minutes (Fig. 8)"),
-             reaccess=("0.5", "assumption: Fig. 11 says many of a cache service's cold "
-                              "pages are re-accessed within ten minutes, without a number"),
-             churn=("0", "assumption: Fig. 11's newly allocated pages are said of the Data "
-                         "Warehouse only")),
+             reaccess=_CACHE_REACCESS,
+             churn=_NO_CHURN),
     _service("cache2", "TPP's Cache2 (in-memory object cache on tmpfs)", "96 MiB",
-             ("0.76", "file (tmpfs) pages are 70-82 % of a cache's memory (Fig. 9b-c, "
-                      "midpoint)"),
+             _CACHE_FILE_SHARE,
              ("0.43", "43 % of Cache2's anon pages hot within 1 min (Fig. 8)"),
              ("0.30", "30 % of Cache2's file pages hot within 1 min (Fig. 8)"),
              ("true", "Cache2's anon pages are mostly allocated locally"),
              hot_window=("60 s", "Cache2's hot shares are of pages used within one minute "
                                  "(Fig. 8; within two its anon and file shares are close)"),
-             reaccess=("0.5", "assumption: Fig. 11 says many of a cache service's cold "
-                              "pages are re-accessed within ten minutes, without a number"),
-             churn=("0", "assumption: Fig. 11's newly allocated pages are said of the Data "
-                         "Warehouse only")),
+             reaccess=_CACHE_REACCESS,
+             churn=_NO_CHURN),
     _service("warehouse", "TPP's Data Warehouse (batch query engine)", "96 MiB",
              ("0.15", "anon pages are 85 % of its memory, file 15 %, stable (Fig. 9d)"),
              ("0.333", "only a third of its anon pages are hot"),
