@@ -5,7 +5,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 
-from cxlsim.experiments import trace_cache
+from cxlsim.experiments import load_experiment, trace_cache
 from cxlsim.experiments.kinds import trace_memory
 from cxlsim.tiered.run import survey as real_survey
 from test_trace_memory import _spec
@@ -82,3 +82,78 @@ def test_a_forked_worker_keeps_its_own_traces_and_removes_them(tmp_path):
     assert not os.path.exists(path)          # the worker's folder went with it
     assert parent.is_file()                   # the parent's trace is untouched
     assert parent.read_text() == "x"
+
+
+def _child_reads(queue):
+    made = []
+    path, surveyed = trace_cache.generated(
+        "shared", 10, lambda folder: made.append(folder) or _make_in(folder), None)
+    for k in range(trace_cache.CACHED_TRACES + 1):  # room for its own: the parent's stays
+        trace_cache.generated(("own", k), 10, _make_in, None)
+    queue.put((str(path), len(made), surveyed[0]))
+
+
+def test_a_forked_worker_reads_the_traces_its_parent_kept_and_never_removes_them():
+    parent, surveyed = trace_cache.generated("shared", 10, _make_in, None)
+    surveyed[0] = "the survey"
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_child_reads, args=(queue,))
+    child.start()
+    path, made, survey = queue.get(timeout=60)
+    child.join(60)
+    assert (path, made, survey) == (str(parent), 0, "the survey")
+    assert parent.read_text() == "x"
+
+
+def test_a_sweep_generates_its_shared_trace_once_before_forking(tmp_path, monkeypatch):
+    """Every point of this sweep reads one generated trace: the sweep makes it in this
+    process, and the forked workers read it instead of each generating a copy."""
+    from cxlsim.experiments import sweep
+    from test_trace_memory import BASE
+
+    real = trace_memory.generate
+    makers = tmp_path / "makers"
+    makers.mkdir()
+
+    def generate(*args):
+        (makers / str(os.getpid())).touch()
+        return real(*args)
+
+    monkeypatch.setattr(trace_memory, "generate", generate)
+    monkeypatch.setattr(trace_cache, "_cache", trace_cache._Cache())
+    # as from the CLI (pytest's own threads would make the sweep choose forkserver)
+    monkeypatch.setattr(sweep, "_worker_context", lambda: multiprocessing.get_context("fork"))
+    path = tmp_path / "tm.yaml"
+    path.write_text(BASE % ("uniform", 40_000, "64MiB", "", 20_000)
+                    + "sweep: {grid: {policy: [all-local, static, all-cxl, tpp]}}\n")
+    parallel = sweep.run_file(path, jobs=2).tables["points"]
+    assert [p.name for p in makers.iterdir()] == [str(os.getpid())]
+    assert parallel.equals(sweep.run_file(path, jobs=1).tables["points"])
+
+
+def test_a_sweep_runs_a_bound_once_for_every_dram_share(tmp_path, monkeypatch):
+    """all-local and all-cxl give their nodes room for every page, so the DRAM share
+    cannot change their run: the sweep runs each once and copies the row."""
+    from cxlsim.experiments import sweep
+    from test_trace_memory import BASE
+
+    ran = []
+    real = sweep._run_point
+    monkeypatch.setattr(sweep, "_run_point", lambda spec, i: ran.append(i) or real(spec, i))
+    path = tmp_path / "tm.yaml"
+    path.write_text(BASE % ("uniform", 40_000, "64MiB", "", 20_000) + (
+        "sweep:\n  grid:\n    policy: [all-local, static, all-cxl]\n"
+        "    topology.nodes[dram0].capacity: [60 %, 20 %]\n"))
+    table = sweep.run_file(path, jobs=1, out=tmp_path / "run").tables["points"]
+    assert ran == [0, 2, 3, 4]  # static at both shares; each bound once
+    metrics = [c for c in table.columns if c not in ("point", "policy")
+               and not c.startswith("topology.")]
+    for bound in ("all-local", "all-cxl"):
+        rows = table[table.policy == bound][metrics]
+        assert len(rows) == 2 and rows.iloc[0].equals(rows.iloc[1])
+    alone = load_experiment(path, ["policy=all-cxl", "topology.nodes[dram0].capacity=20 %",
+                                   "sweep=null"]).run().metrics
+    assert table[table.policy == "all-cxl"].iloc[1]["app_time_s"] == alone["app_time_s"]
+    saved = sorted(p.name for p in (tmp_path / "run" / "points").glob("point-*"))
+    assert saved == [f"point-{i:05d}.parquet" for i in range(6)]  # a copy is saved too

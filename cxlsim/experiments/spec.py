@@ -8,7 +8,7 @@ validates the rest of the file against that subclass.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
@@ -106,6 +106,21 @@ class ExperimentSpec(StrictModel):
         A kind whose run takes seconds draws a bar on stderr when ``progress``
         (:mod:`cxlsim.experiments.progress`)."""
         raise NotImplementedError
+
+    def shared_input(self) -> Hashable | None:
+        """A key naming what this run makes before it starts and other runs with the same
+        key reuse (a generated trace), or None when it makes nothing worth sharing."""
+        return None
+
+    def run_key(self) -> Hashable | None:
+        """A key equal for runs that must give the same metrics although their configs
+        differ (a sweep runs one of them and copies its row), or None when only this
+        config gives this run's metrics."""
+        return None
+
+    def prepare(self) -> None:
+        """Make the :meth:`shared_input` now, so that workers forked afterwards inherit it
+        instead of each making it again (a sweep calls this once before forking)."""
 
     def draw(self, make: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         """The figures ``make()`` draws (in cxlsim's style, :mod:`cxlsim.plot.style`), or

@@ -6,7 +6,10 @@ file and share its survey (the first pass) instead of generating and hashing it 
 The last :data:`CACHED_TRACES` traces are kept, as long as they hold at most
 :data:`CACHED_RECORDS` records together (a policy study's 2.5·10^8-record trace, ~6.6 GB,
 is generated once per process, not once per point), in a folder of the system's temporary directory that this
-process made and removes when it exits; a forked worker starts its own. A shared
+process made and removes when it exits. A worker forked from this process reads the
+traces kept when it was forked (a sweep makes its shared trace before forking its
+workers, :meth:`..spec.ExperimentSpec.prepare`) and never removes them; what it makes
+itself goes in a folder of its own. A shared
 survey's arrays are read-only, so a run that tried to change them would fail loudly
 rather than change the next run.
 """
@@ -31,8 +34,9 @@ CACHED_TRACES = 4
 class _Cache:
     """This process's folder and its traces, oldest first: key -> (path, [survey])."""
 
-    def __init__(self) -> None:
+    def __init__(self, inherited: dict[Hashable, tuple[Path, list[Any]]] | None = None) -> None:
         self.pid = os.getpid()
+        self.inherited = inherited or {}  # the parent's traces: read here, never removed
         self.folder: Path | None = None
         self.kept: OrderedDict[Hashable, tuple[Path, list[Any]]] = OrderedDict()
         self.made: dict[Hashable, Path] = {}  # the folder made for each kept trace
@@ -50,6 +54,11 @@ class _Cache:
 _cache = _Cache()
 
 
+def keeps(records: int) -> bool:
+    """Whether a trace of ``records`` records is kept (else made anew by every run)."""
+    return records <= CACHED_RECORDS
+
+
 def generated(key: Hashable, records: int, make: Callable[[Path], Path],
               scratch: Callable[[], Path]) -> tuple[Path, list[Any]]:
     """The trace for ``key`` and a one-item list for its survey (None until made).
@@ -60,10 +69,12 @@ def generated(key: Hashable, records: int, make: Callable[[Path], Path],
     kept.
     """
     global _cache
-    if records > CACHED_RECORDS:
+    if not keeps(records):
         return make(scratch()), [None]
-    if _cache.pid != os.getpid():  # forked: the parent's files are not ours
-        _cache = _Cache()
+    if _cache.pid != os.getpid():  # forked: the parent's files are read, not ours to remove
+        _cache = _Cache({**_cache.inherited, **_cache.kept})
+    if key in _cache.inherited:
+        return _cache.inherited[key]
     if key in _cache.kept:
         _cache.kept.move_to_end(key)
         return _cache.kept[key]

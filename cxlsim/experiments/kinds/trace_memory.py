@@ -19,9 +19,10 @@ node's traffic share (``traffic_share_NODE``) and pages migrated per simulated s
 
 from __future__ import annotations
 
+import json
 import tempfile
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated, Any
@@ -442,11 +443,7 @@ class TraceMemoryExperiment(MemoryExperiment):
             def chunks() -> Iterator[dict[str, np.ndarray]]:
                 return trace.chunks(columns)
 
-            if surveyed[0] is None:
-                surveyed[0] = survey(chunks)
-                for shared in (surveyed[0].counts, surveyed[0].page_type):
-                    shared.flags.writeable = False
-            found = surveyed[0]
+            found = _surveyed(surveyed, chunks)
             kind = POLICIES[self.policy]
             # a bound's nodes hold every page twice over, watermarks and all
             numa = self.numa(2 * found.footprint * 4096 if kind.unbounded else 0,
@@ -515,16 +512,46 @@ class TraceMemoryExperiment(MemoryExperiment):
         return DamonParams(d.sample, d.aggregate, d.min_regions, d.max_regions) \
             if d.enabled else None
 
+    def shared_input(self) -> Hashable | None:
+        """A generated trace small enough to keep (:mod:`..trace_cache`) is shared."""
+        if isinstance(self.trace, str) or not trace_cache.keeps(self.trace.n):
+            return None
+        return self._trace_key()
+
+    def run_key(self) -> Hashable | None:
+        """A bound (all-local, all-cxl) gives its nodes room for every page twice over,
+        more than any share of the footprint: its runs differ only in
+        ``capacity_shares`` give the same metrics."""
+        if not POLICIES[self.policy].unbounded:
+            return None
+        return json.dumps(self.model_dump(mode="json", exclude={"capacity_shares"}),
+                          sort_keys=True)
+
+    def prepare(self) -> None:
+        """Generate and survey the shared trace (see :meth:`shared_input`)."""
+        if self.shared_input() is None:
+            return
+        with ExitStack() as stack:
+            path, surveyed = self._trace_file(stack)
+            trace = open_trace(path)
+            columns = COLUMNS + ["page_type"] * ("page_type" in trace.fields)
+            _surveyed(surveyed, lambda: trace.chunks(columns))
+
+    def _trace_key(self) -> tuple[Any, ...]:
+        g = self.trace
+        return (g.generate, g.n, g.seed, tuple(f"{k}={v}" for k, v in g.params.items()))
+
     def _trace_file(self, stack: ExitStack) -> tuple[Path, list[Survey | None]]:
         """The trace's path and a one-item list for its survey: shared by the runs of
-        this process that generate the same small trace (:mod:`..trace_cache`)."""
+        this process, and of workers forked after :meth:`prepare`, that generate the same
+        trace (:mod:`..trace_cache`)."""
         if isinstance(self.trace, str):
             return Path(self.trace), [None]
         g = self.trace
-        params = [f"{k}={v}" for k, v in g.params.items()]
+        key = self._trace_key()
         return trace_cache.generated(
-            (g.generate, g.n, g.seed, tuple(params)), g.n,
-            lambda folder: generate(g.generate, g.n, g.seed, folder / "trace.arrow", params),
+            key, g.n, lambda folder: generate(g.generate, g.n, g.seed, folder / "trace.arrow",
+                                              key[3]),
             lambda: Path(stack.enter_context(
                 tempfile.TemporaryDirectory(prefix="cxlsim-trace-"))))
 
@@ -668,6 +695,17 @@ class TraceMemoryExperiment(MemoryExperiment):
         shares.update_layout(yaxis_tickformat=".0%")
         return {"traffic over time": fig, "traffic share over time": shares,
                 "resident pages over time": resident}
+
+
+def _surveyed(surveyed: list[Survey | None],
+              chunks: Callable[[], Iterator[dict[str, np.ndarray]]]) -> Survey:
+    """The trace's survey, made into ``surveyed[0]`` (read-only, as runs share it) if
+    not made yet."""
+    if surveyed[0] is None:
+        surveyed[0] = survey(chunks)
+        for shared in (surveyed[0].counts, surveyed[0].page_type):
+            shared.flags.writeable = False
+    return surveyed[0]
 
 
 def _time_parts(epochs: pd.DataFrame, time_ns: float) -> dict[str, float]:
