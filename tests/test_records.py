@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cxlsim.tiered.records import RecordGrouper, prefetched
+from cxlsim.prefetch import prefetched
+from cxlsim.tiered.records import RecordGrouper
 from cxlsim.traces.native import WRITE
 
 

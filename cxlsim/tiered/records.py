@@ -15,19 +15,14 @@ footprint where ``np.unique`` took 2.5-4 ms).
 
 from __future__ import annotations
 
-import queue
-import threading
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TypeVar
 
 import numpy as np
 from numba import njit
 
 from cxlsim.traces.native import WRITE
 
-T = TypeVar("T")
 
 
 @dataclass
@@ -155,47 +150,3 @@ class RecordGrouper:
                         self._core_of, self._shift, WRITE, self._rank, vaddr, bounds,
                         per_core)
         return EpochRecords(vaddr[:bounds[-1]], bounds, per_core, int(writes))
-
-
-def prefetched(items: Iterable[T], depth: int = 2) -> Iterator[T]:
-    """``items`` in order, each produced on a helper thread up to ``depth`` ahead: an
-    epoch's trace work (reading, page ids, distinct pages, grouping) depends on the trace
-    alone, so it runs while the previous epoch is in the hierarchy kernel (which releases
-    the GIL) instead of after it. An exception in the producer is raised here, in order;
-    a consumer that stops early stops the producer."""
-    ready: queue.Queue = queue.Queue(depth)
-    stop = threading.Event()
-    end = object()
-
-    def produce() -> None:
-        try:
-            for item in items:
-                while not stop.is_set():
-                    try:
-                        ready.put((item, None), timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
-                    return
-            ready.put((end, None))
-        except BaseException as exc:  # handed to the consumer, raised there
-            ready.put((end, exc))
-
-    worker = threading.Thread(target=produce, name="cxlsim-prefetch", daemon=True)
-    worker.start()
-    try:
-        while True:
-            item, exc = ready.get()
-            if exc is not None:
-                raise exc
-            if item is end:
-                return
-            yield item
-    finally:
-        stop.set()
-        while worker.is_alive():  # unblock a producer waiting on a full queue
-            try:
-                ready.get_nowait()
-            except queue.Empty:
-                worker.join(0.05)

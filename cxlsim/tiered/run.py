@@ -80,7 +80,8 @@ from cxlsim.mm.migrate import MigrationParams, Migrator
 from cxlsim.mm.numa_balancing import NumaScan, Scanner
 from cxlsim.mm.placement import Placement
 from cxlsim.tiered.policies import EpochView, Policy
-from cxlsim.tiered.records import EpochRecords, RecordGrouper, distinct_pages, prefetched
+from cxlsim.prefetch import prefetched
+from cxlsim.tiered.records import EpochRecords, RecordGrouper, distinct_pages
 from cxlsim.traces.pages import PAGE_BYTES, PageCompactor
 from cxlsim.units import LINE_BYTES
 

@@ -7,6 +7,7 @@ draws come from one :func:`cxlsim.engine.rng.make_rng` stream in a fixed order.
 from __future__ import annotations
 
 import shlex
+from contextlib import closing
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import numpy as np
 
 from cxlsim.engine.rng import make_rng
 from cxlsim.errors import InputError, unknown
+from cxlsim.prefetch import prefetched
 from cxlsim.traces.generators import kv, patterns, popularity, redis, tpp
 from cxlsim.traces.generators.base import Kind
 from cxlsim.traces.native import TraceMeta, TraceWriter
@@ -37,8 +39,9 @@ def generate(kind: str, n: int, seed: int, out: str | Path,
     p = parse_params(spec.params, params, flag="--param", owner=f"generator {kind}")
     source = shlex.join(["gen", kind, f"--n={n}", f"--seed={seed}", *params])
     meta = TraceMeta(clock="ns", regions=dict(spec.regions), source=source)
-    stream = spec.stream(p, make_rng(seed), n)
-    with TraceWriter(out, meta) as writer:
+    # the next chunk is generated while this one is written
+    with TraceWriter(out, meta) as writer, \
+            closing(prefetched(spec.stream(p, make_rng(seed), n))) as stream:
         done = 0
         while done < n:
             chunk = next(stream)
