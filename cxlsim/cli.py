@@ -64,6 +64,9 @@ def _parser() -> argparse.ArgumentParser:
     val.add_argument("--jobs", type=int, metavar="N", help=(
         "worker processes running the checks side by side (default: CPU count; the rows "
         "are the same)"))
+    val.add_argument("--page", metavar="FILE", help=(
+        "also write the fidelity page (per row: platform, inputs, error) to FILE, e.g. "
+        "docs/fidelity.md; replaces only a page cxlsim wrote"))
     _add_progress(val)
     val.set_defaults(handler=_cmd_validate)
 
@@ -169,11 +172,14 @@ def _cmd_resolve(args: argparse.Namespace) -> int:
 
 def _cmd_validate(args: argparse.Namespace) -> int:
     from cxlsim.validation import ROW_KEYS
+    from cxlsim.validation.fidelity import check_page, write_page
     from cxlsim.validation.run import failed, validate
 
     jobs = args.jobs if args.jobs is not None else os.cpu_count() or 1
     if jobs < 1:
         raise InputError(f"expected --jobs of 1 or more; found {jobs}", location="--jobs")
+    if args.page:  # refused now, not after the run
+        check_page(args.page)
     rows = validate(quick=args.quick, progress=_progress(args), jobs=jobs)
     if args.json:
         print(json.dumps([{k: row[k] for k in ROW_KEYS} for row in rows], indent=1))
@@ -186,6 +192,9 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         for row in rows:
             counts[row["status"]] = counts.get(row["status"], 0) + 1
         print("\n" + ", ".join(f"{n} {status}" for status, n in counts.items()))
+    if args.page:
+        write_page(args.page, rows, args.quick)
+        print(f"wrote {args.page}", file=sys.stderr)
     return EXIT_FAILED if failed(rows) else EXIT_OK
 
 
