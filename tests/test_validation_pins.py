@@ -5,6 +5,11 @@ the full ``cxlsim validate`` likewise against ``validation_pins_full.yaml`` (slo
 re-recorded on purpose:
 
     python tests/test_validation_pins.py --record [--full]
+
+``--full`` also rewrites ``docs/fidelity.md`` from the rows it records
+(:mod:`cxlsim.validation.fidelity`); after editing only ``cxlsim/validation/fidelity.yaml``,
+``python tests/test_validation_pins.py --page`` rewrites it from the full-mode pins as
+they are, without a run.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ import yaml
 
 PINS = Path(__file__).with_name("validation_pins.yaml")
 PINS_FULL = Path(__file__).with_name("validation_pins_full.yaml")
+#: The fidelity page, rewritten from the rows ``--record --full`` records.
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "fidelity.md"
 _NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 
 
@@ -27,6 +34,15 @@ def _numbers(text: str | None) -> list[float]:
 
 def _pins(path: Path = PINS) -> dict[str, dict]:
     return {row["id"]: row for row in yaml.safe_load(path.read_text(encoding="utf-8"))}
+
+
+def pinned_rows() -> list[dict]:
+    """The full-mode rows as pinned, in the columns the fidelity page reads: the targets'
+    published values with the pins' status and simulated value."""
+    from cxlsim.validation import targets
+
+    pins = _pins(PINS_FULL)
+    return [{**target, **pins[target["id"]]} for target in targets()]
 
 
 def _matches(row: dict, pin: dict) -> None:
@@ -86,14 +102,27 @@ def test_a_moved_row_is_caught():
 
 
 if __name__ == "__main__" and sys.argv[1:] in (["--record"], ["--record", "--full"]):
+    from cxlsim.validation.fidelity import check_page, write_page
     from cxlsim.validation.run import validate
 
     full = sys.argv[2:] == ["--full"]
     path = PINS_FULL if full else PINS
+    if full:  # the full rows also rewrite the fidelity page: refused now, not after the run
+        check_page(PAGE)
     header = "".join(line + "\n" for line in path.read_text().splitlines()
                      if line.startswith("#")) if path.exists() else ""
-    rows = [{"id": r["id"], "status": r["status"], "simulated": r["simulated"]}
-            for r in validate(quick=not full, jobs=2 if full else 1)]
-    path.write_text(header + yaml.safe_dump(rows, sort_keys=False, width=200,
+    rows = validate(quick=not full, jobs=2 if full else 1)
+    pins = [{"id": r["id"], "status": r["status"], "simulated": r["simulated"]} for r in rows]
+    path.write_text(header + yaml.safe_dump(pins, sort_keys=False, width=200,
                                             allow_unicode=True), encoding="utf-8")
-    print(f"recorded {len(rows)} rows in {path}")
+    print(f"recorded {len(pins)} rows in {path}")
+    if full:
+        write_page(PAGE, rows)
+        print(f"wrote {PAGE}")
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["--page"]:
+    from cxlsim.validation.fidelity import write_page
+
+    write_page(PAGE, pinned_rows())
+    print(f"wrote {PAGE}")
