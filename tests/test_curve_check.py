@@ -30,7 +30,7 @@ def test_the_model_against_its_own_curves_has_no_error(tmp_path):
 def test_mess_graviton3_all_reads_within_a_few_ns():
     result = load_experiment(MESS).run()
     summary = result.tables["summary"].set_index("read_fraction")
-    assert summary.loc[1.0, "mean_abs_error_ns"] < 3
+    assert summary.loc[1.0, "mean_abs_error_ns"] < 6
     assert summary.loc[1.0, "model_capacity_GBps"] == pytest.approx(
         summary.loc[1.0, "measured_max_GBps"], rel=0.01)
     points = result.tables["points"]

@@ -56,12 +56,14 @@ def test_shares_are_the_kernels_page_counts(w0, w1, rounds):
 
 def test_hmsdk_machine_capacities(system):
     dram, cxl = system.nodes["dram"], system.nodes["cxl"]
-    assert dram.capacity(1.0) == pytest.approx(8 * 38.4e9 * 0.924)  # refresh: 1 - tRFC/tREFI
-    # 4 modules x 1 DDR5-4800 channel: reads are link-bound (x8: 26.4 GB/s each),
-    # mixes DRAM-bound (half duplex); never more than half of the 8-channel DRAM
+    # refresh: 1 - tRFC/tREFI
+    assert dram.capacity(1.0) == pytest.approx(8 * 38.4e9 * (1 - 295 / 3900))
+    # 4 modules x 1 DDR5-4800 channel: reads are link-bound (x8: 26.4 GB/s each); at 1:1
+    # the module's half-duplex DRAM binds: never more than half of the 8-channel DRAM
     assert cxl.capacity(1.0) == pytest.approx(4 * 26.36e9, rel=1e-3)
     for r in (2 / 3, 0.5):
-        assert cxl.capacity(r) == pytest.approx(dram.capacity(r) / 2)
+        assert cxl.capacity(r) <= dram.capacity(r) / 2
+    assert cxl.capacity(0.5) == pytest.approx(dram.capacity(0.5) / 2)
 
 
 def test_weighted_beats_round_robin_and_dram_only(result):
@@ -72,7 +74,7 @@ def test_weighted_beats_round_robin_and_dram_only(result):
         assert m[f"best_weight_rw{mix}"] == "2:1"
         # round robin: the CXL node saturates first and DRAM idles at half load
         assert m[f"dram_utilisation_w1to1_rw{mix}"] < 0.55
-        assert m[f"dram_utilisation_w2to1_rw{mix}"] > 0.85
+        assert m[f"dram_utilisation_w2to1_rw{mix}"] > 0.8
     # the full-duplex link and DRAM's turnarounds favour the 1:1 mix (as published)
     assert m["gain_w2to1_rw1to1"] > m["gain_w2to1_rw2to1"]
 

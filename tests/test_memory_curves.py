@@ -99,6 +99,9 @@ def test_csv_file_level_mistakes(write):
     ("[[0 GB/s, 100 ns], [100, 120 ns]]", "curves[0].points[1][0]",
      "expected a bandwidth such as"),
     ("[[0 GB/s, 100 ns]]", "curves[0].points", "at least 2 items"),
+    # the Mess files count latency in CPU cycles: a curve file takes time, not cycles
+    ("[[0 GB/s, 250 cycles], [10 GB/s, 260 cycles]]", "curves[0].points[0][1]",
+     "found '250 cycles' (unknown unit 'cycles')"),
 ])
 def test_yaml_mistakes_name_the_line_and_key(write, points, key, message):
     path = write("m.yaml", f"curves:\n  - read_fraction: 1.0\n    points: {points}\n")

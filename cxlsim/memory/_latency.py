@@ -86,8 +86,9 @@ def mix_efficiency(spec, at, read_fraction):
 
 @njit(cache=True)
 def dram_waits(spec, at, read_bps, write_bps, rho, wait, n):
-    """The subchannel and bank queues of the DRAM spec at ``at``: their utilisations and
-    waits go to ``rho[n:]``, ``wait[n:]``; returns the new ``n``."""
+    """The subchannel and bank queues of the DRAM spec at ``at`` and the write drains a
+    read waits behind: their utilisations (a drain's: the share of time the bus drains)
+    and waits go to ``rho[n:]``, ``wait[n:]``; returns the new ``n``."""
     total = read_bps + write_bps
     mix = read_bps / total if total > 0 else 1.0
     eff = mix_efficiency(spec, at, mix)
@@ -95,8 +96,19 @@ def dram_waits(spec, at, read_bps, write_bps, rho, wait, n):
     wait[n] = md1_wait(rho[n], spec[at + D_BURST] * spec[at + D_LINE] / eff)
     n += 1
     if spec[at + D_BANK_T]:
-        rho[n] = total / LINE * 1e-9 * spec[at + D_BANK_T] / spec[at + D_BANKS]
+        # one row cycle per burst of D_BURST lines (they hit the row it opened)
+        rho[n] = (total / LINE * 1e-9 / spec[at + D_BURST] * spec[at + D_BANK_T]
+                  / spec[at + D_BANKS])
         wait[n] = md1_wait(rho[n], spec[at + D_BANK_T])
+        n += 1
+    if spec[at + D_TURN]:
+        # a read that finds its subchannel draining writes waits out the rest of the
+        # drain (D_DRAIN lines and a turnaround): the drains' share of the time times
+        # half a drain
+        buses = spec[at + D_PEAK] * spec[at + D_LINE] * 1e-9 / LINE
+        drain = spec[at + D_DRAIN] * spec[at + D_LINE] + spec[at + D_TURN]
+        rho[n] = min(write_bps / LINE * 1e-9 / buses / spec[at + D_DRAIN] * drain, 1.0)
+        wait[n] = rho[n] * drain / 2
         n += 1
     return n
 

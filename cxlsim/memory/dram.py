@@ -5,12 +5,20 @@ controller (a host's local DRAM, or the DRAM inside a CXL expander); a topology'
 ``dram`` node carries these fields, usually from ``preset: memory/ddr5-4800``.
 :class:`DramTarget` turns them into the epoch level's loaded-latency model.
 
+Every parameter is a JEDEC or datasheet value of the device (its timings, in ns)
+except the controller's write queue, whose policy no vendor publishes. That is one stated
+assumption, the same for every platform: 64 write entries per subchannel, drained from
+85 % full down to 50 % (gem5's memory controller defaults, ``write_buffer_size``,
+``write_high_thresh_perc``, ``write_low_thresh_perc``), so 22.4 writes per drain.
+
 Bandwidth. The peak is ``channels x data_rate x bus_bytes``. A stream in one direction
-sustains ``efficiency`` of it (refresh, activates, bank and bus scheduling). A mix of
-reads and writes loses more: the data bus is half duplex, so the controller queues
-writes and drains ``write_drain`` of them per subchannel at a time, and every
-write-to-read / read-to-write switch leaves the bus idle for ``turnaround`` ns (DDR5:
-write recovery tWTR plus the read's CAS latency, plus a couple of clocks the other
+sustains ``efficiency`` of it: the data bus is idle during refresh, ``1 - tRFC/tREFI``,
+and no rank may open rows faster than four per ``tFAW`` (one activation per burst of
+``burst_lines`` lines; with DDR5's 1 KB pages that never binds). A mix of reads and
+writes loses more: the data bus is half duplex, so the controller queues writes and
+drains ``write_drain`` of them per subchannel at a time, and every switch leaves the bus
+idle for ``turnaround = tWTR + CL + tRTW`` (after the last write, tWTR before the read
+command, then the read's CAS latency before its data; the read-to-write gap the other
 way). Per drain cycle the subchannel moves ``n = write_drain / min(r, 1 - r)`` lines
 (``r`` the read fraction of the bytes: at 2:1 a drain of B writes rides with 2B reads),
 so::
@@ -31,7 +39,8 @@ workload in its queue (Poisson arrivals see time averages)::
 
 flat at low load and rising without bound as the offered bandwidth approaches the
 sustained bandwidth. Banks add the middle of the curve: a line access holds its bank for
-``bank_time`` (a row cycle, tRC, when every access opens a row), and lines spread over
+``bank_time``, the row cycle tRC (``tras + trp`` unless given: every access opens a
+row), and lines spread over
 the ``channels x subchannels x ranks x banks`` banks, each an M/D/1 queue. With
 hundreds of banks and a service of tens of ns, their wait grows early and about
 linearly with the load, while the data buses' wait stays near zero until they are
@@ -45,15 +54,16 @@ in the service stretch).
 from __future__ import annotations
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from cxlsim.config.base import StrictModel
 from cxlsim.memory.loaded import Server
-from cxlsim.units import LINE_BYTES, Rate, Size, Time
+from cxlsim.units import LINE_BYTES, Percent, Rate, Size, Time, format_time
 
 
 class DramParams(StrictModel):
-    """A group of identical DDR channels behind one memory controller."""
+    """A group of identical DDR channels behind one memory controller: the channels'
+    geometry, their JEDEC timings and the controller's write queue."""
 
     channels: int = Field(1, ge=1, description="memory channels")
     data_rate: Rate = Field(4.8e9, description="transfer rate per data pin, e.g. '4800 MT/s'")
@@ -65,20 +75,86 @@ class DramParams(StrictModel):
     latency: Time = Field(0.0, description="unloaded read latency as seen by the requester; for "
                                            "a device's DRAM leave 0: the device's media_latency "
                                            "holds it")
-    efficiency: float = Field(1.0, gt=0, le=1, description=(
-        "sustained fraction of the peak bandwidth for traffic in one direction "
-        "(all reads or all writes)"))
-    turnaround: Time = Field(0.0, description="data-bus time lost per write drain: "
-                                              "write-to-read plus read-to-write turnaround")
-    write_drain: int = Field(16, ge=1, description="writes drained per subchannel between "
-                                                   "two bus turnarounds")
     burst_lines: float = Field(1.0, ge=1, description=(
-        "64 B lines arriving at one subchannel back to back (the queueing granule)"))
+        "64 B lines arriving at one subchannel back to back (the queueing granule; one "
+        "row activation serves them)"))
     ranks: int = Field(1, ge=1, description="ranks per channel")
     banks: int = Field(32, ge=1, description="banks per subchannel and rank "
                                              "(DDR5 16 Gb: 8 bank groups x 4)")
-    bank_time: Time = Field(0.0, description="time a line access holds its bank (the row "
-                                             "cycle tRC); 0 = banks never queue")
+    # JEDEC timings (ns); 0 leaves the effect out (an ideal device)
+    cl: Time = Field(0.0, description="CAS latency: read command to first data (CL x tCK)")
+    trcd: Time = Field(0.0, description="tRCD: activate to read or write command")
+    trp: Time = Field(0.0, description="tRP: precharge to the next activate of the bank")
+    tras: Time = Field(0.0, description="tRAS: activate to precharge, at least")
+    trc: Time = Field(0.0, description="tRC: activate to activate of one bank (0: tRAS + tRP)")
+    trfc: Time = Field(0.0, description="tRFC: an all-bank refresh's duration")
+    trefi: Time = Field(0.0, description="tREFI: interval between refreshes (0: no refresh)")
+    twtr: Time = Field(0.0, description="tWTR: end of write data to a read command")
+    trtw: Time = Field(0.0, description="read to write: the data bus's idle gap between the "
+                                        "last read data and the first write data")
+    tfaw: Time = Field(0.0, description="tFAW: window in which a rank may activate at most "
+                                        "four rows (0: no limit)")
+    # the controller's write queue (a controller's policy: see the module docstring)
+    write_queue: int = Field(64, ge=1, description="write queue entries per subchannel")
+    drain_high: Percent = Field(0.85, gt=0, le=1, description=(
+        "write queue fill at which the controller turns the bus to writes"))
+    drain_low: Percent = Field(0.5, ge=0, lt=1, description=(
+        "write queue fill down to which it drains before turning back to reads"))
+
+    @model_validator(mode="after")
+    def _jedec(self) -> DramParams:
+        """Timings that cannot belong to one device (JEDEC's relations between them)."""
+        if self.tras and self.tras < self.trcd:
+            raise ValueError(f"tRAS ({format_time(self.tras)}) is shorter than tRCD "
+                             f"({format_time(self.trcd)}); a row stays open at least until "
+                             "its read or write is issued: expected tras >= trcd")
+        if self.trc and self.trc < self.tras + self.trp:
+            raise ValueError(f"tRC ({format_time(self.trc)}) is shorter than tRAS + tRP "
+                             f"({format_time(self.tras + self.trp)}); expected trc >= tras + "
+                             "trp")
+        if self.trefi and self.trfc >= self.trefi:
+            raise ValueError(f"tRFC ({format_time(self.trfc)}) is not shorter than tREFI "
+                             f"({format_time(self.trefi)}): the device would never leave "
+                             "refresh; expected trfc < trefi")
+        if self.drain_low >= self.drain_high:
+            raise ValueError(f"drain_low ({self.drain_low:.0%}) is not below drain_high "
+                             f"({self.drain_high:.0%}); a drain empties the queue from the "
+                             "high watermark down to the low one")
+        return self
+
+    @property
+    def efficiency(self) -> float:
+        """Sustained fraction of the peak for traffic in one direction: the bus is idle
+        during refresh, 1 - tRFC/tREFI; with hundreds of banks a one-direction stream
+        loses nothing else (activates: :meth:`activate_limit`)."""
+        refresh = 1.0 - self.trfc / self.trefi if self.trefi else 1.0
+        return min(refresh, self.activate_limit)
+
+    @property
+    def activate_limit(self) -> float:
+        """The fraction of the peak the four-activate window allows when every burst of
+        ``burst_lines`` lines opens a row: 4 bursts per tFAW per rank (1: no limit)."""
+        if not self.tfaw:
+            return 1.0
+        return min(1.0, 4 * self.ranks * self.burst_lines * self.line_time / self.tfaw)
+
+    @property
+    def turnaround(self) -> float:
+        """Data-bus time (ns) lost per write drain: write to read (tWTR, then the read's
+        CAS latency before its data) plus read to write."""
+        return self.twtr + self.cl + self.trtw
+
+    @property
+    def write_drain(self) -> float:
+        """Writes drained per subchannel between two turnarounds: the queue from its high
+        to its low watermark."""
+        return max(self.write_queue * (self.drain_high - self.drain_low), 1.0)
+
+    @property
+    def bank_time(self) -> float:
+        """ns a line access holds its bank: the row cycle tRC (every access opens a row);
+        0 = banks never queue."""
+        return self.trc or self.tras + self.trp
 
     @property
     def peak_bandwidth(self) -> float:
@@ -139,15 +215,23 @@ class DramTarget:
         buses = p.sustained_bandwidth(read_fraction)
         if not p.bank_time:
             return buses
-        return min(buses, p.bank_servers * LINE_BYTES / p.bank_time * 1e9)
+        return min(buses, p.bank_servers * p.burst_lines * LINE_BYTES / p.bank_time * 1e9)
 
     def servers(self, read_bps: float, write_bps: float) -> list[Server]:
-        """The subchannel and bank queues a read crosses, at these offered bandwidths (B/s)."""
+        """The subchannel and bank queues a read crosses and the write drains it waits
+        behind, at these offered bandwidths (B/s)."""
         from cxlsim.memory import _latency
-        rho, wait = np.empty(2), np.empty(2)
+        rho, wait = np.empty(3), np.empty(3)
         n = _latency.dram_waits(self.spec, 0, read_bps, write_bps, rho, wait, 0)
         return [Server(name, float(rho[k]), float(wait[k]))
-                for k, name in enumerate([self.name, f"{self.name}.banks"][:n])]
+                for k, name in enumerate(self.server_names()[:n])]
+
+    def server_names(self) -> list[str]:
+        """The names of :meth:`servers`, in order: the subchannels, the banks (when a row
+        cycle is given), the write drains (when the bus turns around)."""
+        p = self.params
+        return [self.name] + [f"{self.name}.{queue}" for queue, on in (
+            ("banks", p.bank_time), ("drain", p.turnaround)) if on]
 
     def read_latency(self, read_bps: float, write_bps: float = 0.0) -> float:
         """Mean read latency, ns, at these offered bandwidths (inf at or past capacity)."""

@@ -179,8 +179,7 @@ class ExpanderTarget:
         n = _latency.expander_waits(self.spec, 0, read_bps, write_bps, rho, wait)
         names = [f"{h.name}.{way}" for h in self.hops for way in ("down", "up")]
         if self.dram is not None:
-            names += [self.dram.name, f"{self.dram.name}.banks"][:1 + bool(
-                self.dram.params.bank_time)]
+            names += self.dram.server_names()
         names += [f"{self.name}.{queue}" for queue, on in (
             ("media", self._media_service), ("controller", self.request_time),
             ("request_buffer", self.request_buffer)) if on]
