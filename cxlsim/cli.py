@@ -64,6 +64,8 @@ def _parser() -> argparse.ArgumentParser:
     val.add_argument("--jobs", type=int, metavar="N", help=(
         "worker processes running the checks side by side (default: CPU count; the rows "
         "are the same)"))
+    val.add_argument("--only", metavar="IDS", help=(
+        "only these targets: ids or families, comma-separated (e.g. T8 or T1.1,T8.5)"))
     val.add_argument("--page", metavar="FILE", help=(
         "also write the fidelity page (per row: platform, inputs, error) to FILE, e.g. "
         "docs/fidelity.md; replaces only a page cxlsim wrote"))
@@ -178,9 +180,13 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     jobs = args.jobs if args.jobs is not None else os.cpu_count() or 1
     if jobs < 1:
         raise InputError(f"expected --jobs of 1 or more; found {jobs}", location="--jobs")
+    only = None if args.only is None else [n.strip() for n in args.only.split(",") if n.strip()]
+    if args.page and only is not None:
+        raise InputError("the fidelity page holds every row; drop --only to write it",
+                         location="--page")
     if args.page:  # refused now, not after the run
         check_page(args.page)
-    rows = validate(quick=args.quick, progress=_progress(args), jobs=jobs)
+    rows = validate(quick=args.quick, progress=_progress(args), jobs=jobs, only=only)
     if args.json:
         print(json.dumps([{k: row[k] for k in ROW_KEYS} for row in rows], indent=1))
     else:

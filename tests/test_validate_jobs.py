@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from conftest import refused
 from cxlsim.cli import main
 from cxlsim.validation import run as validation_run
 from cxlsim.validation import registered_checks
@@ -27,3 +30,26 @@ def test_parallel_checks_give_the_serial_rows(cheap_checks):
 def test_jobs_below_one_is_refused(capsys):
     assert main(["validate", "--quick", "--jobs", "0"]) == 2
     assert "expected --jobs of 1 or more; found 0" in capsys.readouterr().err
+
+
+def test_only_runs_the_checks_behind_the_named_targets(monkeypatch, capsys):
+    ran = []
+    checks = registered_checks()
+    monkeypatch.setattr(validation_run, "registered_checks", lambda: [
+        (ids, lambda quick, fn=fn: ran.append(fn.__name__) or fn(quick)) for ids, fn in checks])
+    rows = validation_run.validate(quick=True, only=["T7.1", "T5.7"])
+    assert [r["id"] for r in rows] == ["T5.7", "T7.1"]  # in the targets' order
+    assert len(ran) == 2
+    assert main(["validate", "--quick", "--json", "--jobs", "1", "--only", "T7"]) in (0, 1)
+    ids = [r["id"] for r in json.loads(capsys.readouterr().out)]
+    assert ids == ["T7.1", "T7.2", "T7.3", "T7.4"]  # a family: T7.*, not T7.1 alone
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--only", "T9"], "--only: 'T9' names no target; expected an id such as T8.5 or a "
+                       "family: T1, T2, T3, T4, T5, T6, T7, T8"),
+    (["--only", "T8.1,T8.11"], "'T8.11' names no target"),
+    (["--only", "T8", "--page", "page.md"], "the fidelity page holds every row; drop --only"),
+])
+def test_only_refuses_names_without_targets(capsys, argv, message):
+    refused(capsys, ["validate", "--quick", *argv], message)

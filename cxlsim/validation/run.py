@@ -35,16 +35,36 @@ def held(target: dict[str, str], outcome: Outcome) -> Outcome:
         f"{unit} from it (tolerance {target['tolerance']})", outcome.note))))
 
 
-def validate(quick: bool = False, progress: bool = False,
-             jobs: int = 1) -> list[dict[str, str | None]]:
+def selected(only: Iterable[str]) -> set[str]:
+    """The target ids ``only`` names: an id (``T8.5``) or a family (``T8``: every
+    ``T8.*``). A name that matches no target is an :class:`InputError`."""
+    from cxlsim.errors import InputError
+
+    ids = [t["id"] for t in targets()]
+    chosen: set[str] = set()
+    for name in only:
+        hits = {i for i in ids if i == name or i.startswith(name + ".")}
+        if not hits:
+            families = sorted({i.split(".")[0] for i in ids}, key=lambda f: int(f[1:]))
+            raise InputError(f"{name!r} names no target; expected an id such as T8.5 or a "
+                             f"family: {', '.join(families)}", location="--only")
+        chosen |= hits
+    return chosen
+
+
+def validate(quick: bool = False, progress: bool = False, jobs: int = 1,
+             only: Iterable[str] | None = None) -> list[dict[str, str | None]]:
     """One row per published target, in the order of the targets table; notes in ``note``.
     The checks are independent and seeded: ``jobs`` worker processes run them side by side
-    with the same rows as one."""
+    with the same rows as one. ``only`` (ids or families, :func:`selected`) runs just the
+    checks behind those targets and returns their rows."""
     from cxlsim.experiments.progress import progress_bar
     from cxlsim.experiments.sweep import open_executor
 
+    wanted = None if only is None else selected(only)
     outcomes: dict[str, Outcome] = {}
-    checks = registered_checks()
+    checks = [(ids, fn) for ids, fn in registered_checks()
+              if wanted is None or wanted & set(ids)]
     # the workers first: a fork copies this process only while no other thread (tqdm's
     # monitor) runs, else they start from a forkserver (0.8 s more)
     with open_executor("local", min(jobs, len(checks))) as pool, \
@@ -62,6 +82,8 @@ def validate(quick: bool = False, progress: bool = False,
             bar.update()
     rows = []
     for target in targets():
+        if wanted is not None and target["id"] not in wanted:
+            continue
         outcome = outcomes.get(target["id"])
         outcome = outcome and held(target, outcome)
         rows.append({
