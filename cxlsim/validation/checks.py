@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from functools import cache
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -534,6 +535,32 @@ def _shape_note(summary: pd.DataFrame) -> str:
             if low > 0.5 else "")
 
 
+def _link_budget(module: Any, bandwidth: float, r: float) -> str:
+    """Why the link binds below ``bandwidth`` (B/s) at read fraction ``r``: in its
+    busier direction, the wire bytes its minority message would have to cost to fit
+    beside the majority's, against what the model charges."""
+    from cxlsim.memory.expander import M2S_REQ, M2S_RWD, S2M_DRS, S2M_NDR
+
+    hop = max(module.hops, key=lambda h: h.ns_per_byte)
+    lines = bandwidth / 64 * 1e-9 * hop.ns_per_byte  # lines per wire byte's time
+    w = module.wire
+    up = r * w[S2M_DRS] + (1 - r) * w[S2M_NDR]
+    down = r * w[M2S_REQ] + (1 - r) * w[M2S_RWD]
+    big, small, what = ((S2M_DRS, S2M_NDR, "the up direction: read data and a write "
+                         "completion (NDR) per write") if up >= down else
+                        (M2S_RWD, M2S_REQ, "the down direction: write data and a read "
+                         "request per read"))
+    share = r if big == S2M_DRS else 1 - r
+    fits = (1 - share * lines * w[big]) / ((1 - share) * lines) if share < 1 else 0.0
+    return (f"{bandwidth / 1e9:g} GB/s at this mix needs {what}; beside the "
+            f"{w[big]:.1f} wire B a {big} costs in {module.flit_mode} flits, a {small} "
+            f"would have to cost at most {fits:.0f} B, where the model charges "
+            f"{w[small]:.0f} B (a stream of {small} alone). The spec's slot formats pack "
+            "a response or request beside a data header (S2M: H3, G4), so a mixed stream "
+            "could carry them for less: the model adds the two streams' costs instead "
+            "(not modelled yet)")
+
+
 @check("T8.5", "T8.6")
 def expander_modules(quick: bool) -> dict[str, Outcome]:
     """Public bandwidths of single CXL memory modules against the epoch level's expander
@@ -556,8 +583,7 @@ def expander_modules(quick: bool) -> dict[str, Outcome]:
             f"in flight at the {module.idle_latency:.0f} ns round trip, more than the "
             f"assumed ASIC's {module.request_buffer}; the module's own depth is not "
             "published"), "dram": "the module's DRAM binds"}.get(
-            binding, "the published figure is above what the link's 68B flits carry at "
-            "this mix in the model (CXL.mem headers, both directions)")
+            binding, _link_budget(module, published * 1e9, r))
         limits = ", ".join(f"{k} {v / 1e9:.1f}" for k, v in bounds.items())
         out[target] = _relative(target, capacity, f"{capacity:.1f} GB/s",
                                 f"limits, GB/s: {limits}; {why}")
