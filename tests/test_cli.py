@@ -77,7 +77,7 @@ def test_run_prints_metrics_and_writes_runs_folder(capsys, tmp_path, monkeypatch
 @pytest.fixture
 def quick_rows(quick_validation, monkeypatch):
     """``cxlsim validate --quick`` answers with the session's one run of the checks."""
-    monkeypatch.setattr("cxlsim.validation.run.validate", lambda quick, progress, jobs: [
+    monkeypatch.setattr("cxlsim.validation.run.validate", lambda quick, progress, jobs, only: [
         dict(row) for row in quick_validation])
     return quick_validation
 
