@@ -38,17 +38,19 @@ workload in its queue (Poisson arrivals see time averages)::
     latency = idle + rho * S / (2 (1 - rho)),   S = burst_lines t_line / mix_efficiency
 
 flat at low load and rising without bound as the offered bandwidth approaches the
-sustained bandwidth. Banks add the middle of the curve: a line access holds its bank for
-``bank_time``, the row cycle tRC (``tras + trp`` unless given: every access opens a
-row), and lines spread over
-the ``channels x subchannels x ranks x banks`` banks, each an M/D/1 queue. With
-hundreds of banks and a service of tens of ns, their wait grows early and about
-linearly with the load, while the data buses' wait stays near zero until they are
-close to full: flat, then linear, then steep, the shape measured curves have (checked
-against the Mess benchmark's Graviton3 DDR5 curves in ``cxlsim validate``). Not
-modelled: row-buffer hits (every access a row cycle), refresh stalls seen by single
-reads, priority of reads over queued writes, the write-drain blocking of reads (it is
-in the service stretch).
+sustained bandwidth. Banks add the middle of the curve: a burst holds its bank for
+``bank_time``, the row cycle tRC (``tras + trp`` unless given: each burst opens a row,
+its lines hit it), and bursts spread over the ``channels x subchannels x ranks x banks``
+banks, each an M/D/1 queue; their wait grows early and about linearly with the load,
+while the data buses' wait stays near zero until they are close to full. Writes add a
+wait of their own: a read that finds its subchannel draining writes waits out the rest
+of the drain, on average half a drain (``write_drain`` lines and a turnaround) times the
+share of time the bus drains. Flat, then linear, then steep: the shape measured curves
+have (checked against the Mess benchmark's Graviton3, A64FX and Power9 curves in
+``cxlsim validate``, where the measured curves rise earlier in their middle than the
+model's). Not modelled: the on-chip network and the controller's scheduling between
+the core and the channel, row misses within a burst, refresh stalls seen by single
+reads.
 """
 
 from __future__ import annotations
