@@ -4,6 +4,9 @@ with TLB shootdowns, flushes, other calls and unexpected chunks in between."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -39,15 +42,43 @@ def _twins(cpu_name: str, per: int, nodes: int, data):
     return per, build(), build(), spots, epoch
 
 
+def _toy_pair() -> tuple[CoreMemory, CoreMemory]:
+    """Two toy cores sharing one complex (one L3) over an 8-page table."""
+    cpu = SPLIT_CPUS["toy"]
+    pt = _table(4096, 8)
+    a = CoreMemory(cpu, pt)
+    return a, CoreMemory(cpu, pt, complex_of=a)
+
+
+def _steps() -> list[list[np.ndarray]]:
+    """Six calls' chunks for two cores, each call one page further on."""
+    return [[np.full(5000, GiB + k * 4096) for k in (i, i + 1)] for i in range(6)]
+
+
+@contextmanager
+def _run_ahead() -> Iterator[None]:
+    """Every call runs ahead on a helper thread, whatever the chunk sizes."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(cores_module, "_PARALLEL_ACCESSES", 0)
+        mp.setattr(cores_module, "_THREADS", 2)
+        yield
+
+
+def _same(want: list, got: list) -> None:
+    """The cores' results of a call equal those of the same cores run alone."""
+    for w, g in zip(want, got):
+        assert g.latency_ns == w.latency_ns and g.walks == w.walks
+        assert (g.tlb_hits == w.tlb_hits).all()
+        assert (g.data == w.data).all() and (g.walk_refs == w.walk_refs).all()
+
+
 @settings(max_examples=50, deadline=None)
 @given(cpu=st.sampled_from(["toy", "narrow", "shared L2"]), per=st.integers(2, 4),
        nodes=st.integers(1, 3), data=st.data())
 def test_running_ahead_changes_nothing(cpu, per, nodes, data):
     per, alone, together, spots, epoch = _twins(cpu, per, nodes, data)
 
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(cores_module, "_PARALLEL_ACCESSES", 0)
-        mp.setattr(cores_module, "_THREADS", 2)
+    with _run_ahead():
         current = epoch()
         for _ in range(data.draw(st.integers(1, 5))):
             upcoming = epoch()
@@ -55,10 +86,7 @@ def test_running_ahead_changes_nothing(cpu, per, nodes, data):
             want = [a.access(chunk) for a, chunk in zip(alone, current)]
             got = access_cores(together, current, None,
                                None if between == "no upcoming" else (together, upcoming))
-            for w, g in zip(want, got):
-                assert g.latency_ns == w.latency_ns and g.walks == w.walks
-                assert (g.tlb_hits == w.tlb_hits).all()
-                assert (g.data == w.data).all() and (g.walk_refs == w.walk_refs).all()
+            _same(want, got)
             # what the caller does before the next call, to both sets of cores alike
             vpns = np.array(data.draw(st.lists(st.integers(0, 63), max_size=5))) + GiB // 4096
             c = data.draw(st.integers(0, per - 1))
@@ -83,10 +111,7 @@ def test_running_ahead_changes_nothing(cpu, per, nodes, data):
 def test_an_error_ahead_is_raised_by_the_call_that_needs_it():
     """An unmapped page in the announced chunks: the helper stops, the state is put
     back, and the next call raises it itself."""
-    cpu = SPLIT_CPUS["toy"]
-    pt = _table(4096, 8)
-    a = CoreMemory(cpu, pt)
-    b = CoreMemory(cpu, pt, complex_of=a)
+    a, b = _toy_pair()
     good = np.full(5000, GiB)
     bad = np.full(5000, GiB + 64 * 4096)  # past the mapped region
     with pytest.MonkeyPatch.context() as mp:
@@ -110,11 +135,8 @@ def test_a_page_on_no_node_is_an_error_in_the_shared_pass():
 def test_a_caller_that_keeps_undoing_is_run_ahead_for_less_often():
     """Each undo doubles the calls that do not run ahead (1, 2, ... up to 16); a
     record taken resets it."""
-    cpu = SPLIT_CPUS["toy"]
-    pt = _table(4096, 8)
-    a = CoreMemory(cpu, pt)
-    b = CoreMemory(cpu, pt, complex_of=a)
-    chunks = [[np.full(5000, GiB + k * 4096) for k in (i, i + 1)] for i in range(6)]
+    a, b = _toy_pair()
+    chunks = _steps()
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(cores_module, "_THREADS", 2)
         ran_ahead = []
@@ -132,10 +154,7 @@ def test_a_caller_that_keeps_undoing_is_run_ahead_for_less_often():
 def test_a_pool_worker_runs_on_its_share_of_the_cpus(monkeypatch):
     """CXLSIM_THREADS (set by validate's and sweeps' workers) caps the host threads:
     at one, nothing runs ahead and the private passes stay on the caller's thread."""
-    cpu = SPLIT_CPUS["toy"]
-    pt = _table(4096, 8)
-    a = CoreMemory(cpu, pt)
-    b = CoreMemory(cpu, pt, complex_of=a)
+    a, b = _toy_pair()
     chunks = [np.full(5000, GiB), np.full(5000, GiB + 4096)]
     monkeypatch.setattr(cores_module, "_THREADS", 2)
     monkeypatch.setenv(cores_module.THREADS_ENV, "1")
@@ -159,11 +178,8 @@ def test_a_pool_worker_gets_an_even_share(monkeypatch):
 def test_node_latencies_for_more_nodes_than_the_cores_were_built_with():
     """A call may give latencies for more nodes than the cores' own: the counts have a
     column per node given, as one core's access does."""
-    cpu = SPLIT_CPUS["toy"]
-    pt = _table(4096, 8)
-    a = CoreMemory(cpu, pt)
-    b = CoreMemory(cpu, pt, complex_of=a)
-    alone = CoreMemory(cpu, pt)
+    a, b = _toy_pair()
+    alone = CoreMemory(SPLIT_CPUS["toy"], a.page_table)
     chunk = GiB + np.arange(0, 8 * 4096, 64)
     got = access_cores([a, b], [chunk, chunk], [90.0, 140.0, 200.0])
     want = alone.access(chunk, [90.0, 140.0, 200.0])
@@ -181,18 +197,13 @@ OPS = ("invalidate", "flush", "flush all", "invalidate all", "other chunks", "al
 def test_shootdowns_between_calls_change_no_result(cpu, per, nodes, data):
     per, alone, together, spots, epoch = _twins(cpu, per, nodes, data)
 
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(cores_module, "_PARALLEL_ACCESSES", 0)
-        mp.setattr(cores_module, "_THREADS", 2)
+    with _run_ahead():
         current = epoch()
         for _ in range(data.draw(st.integers(1, 8))):
             upcoming = epoch()
             want = [a.access(chunk) for a, chunk in zip(alone, current)]
             got = access_cores(together, current, None, (together, upcoming))
-            for w, g in zip(want, got):
-                assert g.latency_ns == w.latency_ns and g.walks == w.walks
-                assert (g.tlb_hits == w.tlb_hits).all()
-                assert (g.data == w.data).all() and (g.walk_refs == w.walk_refs).all()
+            _same(want, got)
             for op in data.draw(st.lists(st.sampled_from(OPS), max_size=4)):
                 vpns = np.array(data.draw(st.lists(st.integers(0, 80), max_size=5)),
                                 dtype=np.int64) + GiB // 4096
@@ -224,11 +235,8 @@ def test_shootdowns_between_calls_change_no_result(cpu, per, nodes, data):
 
 
 def test_kept_when_a_flush_came():
-    cpu = SPLIT_CPUS["toy"]
-    pt = _table(4096, 8)
-    a = CoreMemory(cpu, pt)
-    b = CoreMemory(cpu, pt, complex_of=a)
-    chunks = [[np.full(5000, GiB + k * 4096) for k in (i, i + 1)] for i in range(6)]
+    a, b = _toy_pair()
+    chunks = _steps()
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(cores_module, "_THREADS", 2)
         kept = []
