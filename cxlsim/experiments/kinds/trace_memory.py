@@ -436,14 +436,7 @@ class TraceMemoryExperiment(MemoryExperiment):
 
     def run(self, progress: bool = False, point: int = 0) -> RunResult:
         with ExitStack() as stack:
-            path, surveyed = self._trace_file(stack)
-            trace = open_trace(path)  # addr, op and thread are required columns
-            columns = COLUMNS + ["page_type"] * ("page_type" in trace.fields)
-
-            def chunks() -> Iterator[dict[str, np.ndarray]]:
-                return trace.chunks(columns)
-
-            found = _surveyed(surveyed, chunks)
+            path, chunks, found = self._surveyed_trace(stack)
             kind = POLICIES[self.policy]
             # a bound's nodes hold every page twice over, watermarks and all
             numa = self.numa(2 * found.footprint * 4096 if kind.unbounded else 0,
@@ -532,10 +525,24 @@ class TraceMemoryExperiment(MemoryExperiment):
         if self.shared_input() is None:
             return
         with ExitStack() as stack:
-            path, surveyed = self._trace_file(stack)
-            trace = open_trace(path)
-            columns = COLUMNS + ["page_type"] * ("page_type" in trace.fields)
-            _surveyed(surveyed, lambda: trace.chunks(columns))
+            self._surveyed_trace(stack)
+
+    def _surveyed_trace(self, stack: ExitStack) -> tuple[
+            Path, Callable[[], Iterator[dict[str, np.ndarray]]], Survey]:
+        """The trace's path, its chunks of the columns a run reads, and its survey: made
+        once and shared, read-only, by the runs that share the trace."""
+        path, surveyed = self._trace_file(stack)
+        trace = open_trace(path)  # addr, op and thread are required columns
+        columns = COLUMNS + ["page_type"] * ("page_type" in trace.fields)
+
+        def chunks() -> Iterator[dict[str, np.ndarray]]:
+            return trace.chunks(columns)
+
+        if surveyed[0] is None:
+            surveyed[0] = survey(chunks)
+            for shared in (surveyed[0].counts, surveyed[0].page_type):
+                shared.flags.writeable = False
+        return path, chunks, surveyed[0]
 
     def _trace_key(self) -> tuple[Any, ...]:
         g = self.trace
@@ -695,17 +702,6 @@ class TraceMemoryExperiment(MemoryExperiment):
         shares.update_layout(yaxis_tickformat=".0%")
         return {"traffic over time": fig, "traffic share over time": shares,
                 "resident pages over time": resident}
-
-
-def _surveyed(surveyed: list[Survey | None],
-              chunks: Callable[[], Iterator[dict[str, np.ndarray]]]) -> Survey:
-    """The trace's survey, made into ``surveyed[0]`` (read-only, as runs share it) if
-    not made yet."""
-    if surveyed[0] is None:
-        surveyed[0] = survey(chunks)
-        for shared in (surveyed[0].counts, surveyed[0].page_type):
-            shared.flags.writeable = False
-    return surveyed[0]
 
 
 def _time_parts(epochs: pd.DataFrame, time_ns: float) -> dict[str, float]:
