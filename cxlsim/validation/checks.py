@@ -483,9 +483,8 @@ def mess_curves(quick: bool) -> dict[str, Outcome]:
             "GB/s: the write drain (22.4 lines per turnaround, the stated watermarks) costs "
             "more bus time than Graviton3's controller loses at this mix"
             if capacity < 0.95 * top else ""))
-        out[peak_id] = _relative(peak_id, capacity, f"{capacity:.1f} GB/s", (
-            "1 - tRFC/tREFI of the peak (refresh), times the write-drain mix factor"
-            if row.read_fraction < 1 else "1 - tRFC/tREFI of the peak: refresh alone"))
+        out[peak_id] = _relative(peak_id, capacity, f"{capacity:.1f} GB/s",
+                                 _peak_note(row.read_fraction))
     return out
 
 
@@ -512,18 +511,23 @@ def mess_platforms(quick: bool) -> dict[str, Outcome]:
                  f"({errors[at]:+.1%} from {row.measured_max_GBps:.1f})")
         if len(summary) == 1:
             out[peak_id] = _relative(peak_id, row.model_capacity_GBps,
-                                     f"{row.model_capacity_GBps:.1f} GB/s", _PEAK_NOTE)
+                                     f"{row.model_capacity_GBps:.1f} GB/s",
+                                     _peak_note(row.read_fraction))
         else:
             ok = bool((errors.abs() <= _tolerance(peak_id)).all())
             out[peak_id] = Outcome(shown, PASS if ok else FAIL, (
                 f"{(errors.abs() > _tolerance(peak_id)).sum()} of {len(summary)} ratios "
-                f"outside ±{_tolerance(peak_id):.0%}; " if not ok else "") + _PEAK_NOTE)
+                f"outside ±{_tolerance(peak_id):.0%}; " if not ok else "")
+                + _peak_note(summary.read_fraction.min()))
     return out
 
 
-#: What a modelled saturation bandwidth rests on.
-_PEAK_NOTE = ("1 - tRFC/tREFI of the peak (refresh), times the write-drain mix factor "
-              "(JEDEC timings, the stated write-queue watermarks)")
+def _peak_note(read_fraction: float) -> str:
+    """What a modelled saturation bandwidth rests on, at this read fraction."""
+    if read_fraction >= 1:
+        return "1 - tRFC/tREFI of the peak: refresh alone (JEDEC timings)"
+    return ("1 - tRFC/tREFI of the peak (refresh), times the write-drain mix factor "
+            "(JEDEC timings, the stated write-queue watermarks)")
 
 
 def _shape_note(summary: pd.DataFrame) -> str:
