@@ -9,6 +9,15 @@ through its link; a CXL device moves the same bytes over its link's CXL.cache st
 so the link's ``cxl_penalty`` (of the PCIe rate) and latency (a round trip is the CXL
 fixed cost) set its time — the ORNL assumptions, on the topology's links. The closed
 form of :mod:`cxlsim.analytic.ornl` runs beside it with the same inputs.
+
+The two differ by design on a CXL link. The closed form charges the TX direction's wire
+bytes (read requests and writes, the bottleneck of the read+write b_n) and then the
+whole t_s; in the simulation t_s is the link's round trip, and a transfer ends with its
+read (MRd, one way, CplD, one way) while the MWr, sent after the MRd, lands one way after
+it leaves. The simulation is shorter by the MWr's header over the CplD's, 4 B per TLP of
+the last read request (64 B: 108 B instead of 112 B before the 40 ns), whatever the
+link latency; on PCIe (link latency 0.06 ns, t_s a measured set-up) by that latency.
+tests/test_ornl_transfer_des.py holds the arithmetic.
 """
 
 from __future__ import annotations
