@@ -186,6 +186,11 @@ _LAYOUTS: dict[FlitMode, _Layout] = {
 _HEADERS = frozenset(k for k in Msg if k.has_data)
 _SATURATED: dict[str, Msg] = {"read": Msg.S2M_DRS, "write": Msg.M2S_RWD}
 _STREAM = 4096  # messages queued when looking for the steady state
+#: CXL.mem message pairs of each direction: (the read's message, the write's).
+MEM_PAIRS: dict[Direction, tuple[Msg, Msg]] = {"down": (Msg.M2S_REQ, Msg.M2S_RWD),
+                                               "up": (Msg.S2M_DRS, Msg.S2M_NDR)}
+MIX_STEPS = 16  #: mixed streams are packed at read fractions k / MIX_STEPS
+_MIX_STREAM = 2048  # messages of one mixed stream; the middle 3/4 is measured
 
 
 @dataclass(frozen=True)
@@ -337,3 +342,57 @@ def wire_bytes_per_message(mode: FlitMode, kind: Msg | str) -> float:
     """Average wire bytes one message of ``kind`` costs in a saturated stream of that kind."""
     flits, _, sent = _steady(mode, Msg(kind))
     return flits * flit_bytes(mode) / sent
+
+
+def _mixed_cost(mode: FlitMode, read: Msg, write: Msg, k: int) -> float:
+    """Mean wire bytes a message of a saturated stream with ``k`` of every MIX_STEPS
+    messages ``read``, the rest ``write``, evenly interleaved: flits counted while the
+    middle 3/4 of the stream is placed, so neither end's partial flits count."""
+    seq = [read if (i + 1) * k // MIX_STEPS > i * k // MIX_STEPS else write
+           for i in range(_MIX_STREAM)]
+    lo, hi = _MIX_STREAM // 8, _MIX_STREAM - _MIX_STREAM // 8
+    placed, marks = 0, []
+    for n, flit in enumerate(_Packer(mode, seq).flits(), start=1):
+        placed += sum(len(slot.messages) for slot in flit)
+        if not marks and placed >= lo or len(marks) == 1 and placed >= hi:
+            marks.append((n, placed))
+    (f0, m0), (f1, m1) = marks
+    return (f1 - f0) * flit_bytes(mode) / (m1 - m0)
+
+
+@lru_cache(maxsize=None)
+def mixed_costs(mode: FlitMode) -> dict[Direction, tuple[float, ...]]:
+    """Per direction, the mean wire bytes of a CXL.mem message in a saturated stream
+    mixing reads' and writes' messages (down: M2S Req and RwD, up: S2M DRS and NDR), at
+    read fractions 0, 1/MIX_STEPS, ..., 1.
+
+    A mixed stream costs less than its kinds alone: the slot formats put a write
+    completion beside read data (68B H3, G4) and a request in the slots a write's data
+    leaves free, so the packer, not a sum of two streams, prices it. The ends are the
+    kinds' own steady streams (:func:`wire_bytes_per_message`)."""
+    flit_bytes(mode)
+    out = {}
+    for direction, (read, write) in MEM_PAIRS.items():
+        ends = wire_bytes_per_message(mode, write), wire_bytes_per_message(mode, read)
+        out[direction] = (ends[0], *(_mixed_cost(mode, read, write, k)
+                                     for k in range(1, MIX_STEPS)), ends[1])
+    return out
+
+
+def mixed_message_bytes(mode: FlitMode, read_fraction: float) -> dict[Msg, float]:
+    """Wire bytes of each CXL.mem message when a fraction ``read_fraction`` of the lines
+    are reads: each direction's mixed cost (:func:`mixed_costs`, linear between its
+    read fractions) shared by the two kinds in proportion to their costs alone. At
+    ``read_fraction`` 1 every kind costs what :func:`wire_bytes_per_message` gives."""
+    if not 0.0 <= read_fraction <= 1.0:
+        raise ValueError(f"read_fraction {read_fraction!r} is not in [0, 1]")
+    x = read_fraction * MIX_STEPS
+    k = min(int(x), MIX_STEPS - 1)
+    out = {}
+    for direction, (read, write) in MEM_PAIRS.items():
+        table = mixed_costs(mode)[direction]
+        mean = table[k] + (x - k) * (table[k + 1] - table[k])
+        own = wire_bytes_per_message(mode, read), wire_bytes_per_message(mode, write)
+        scale = mean / (read_fraction * own[0] + (1 - read_fraction) * own[1])
+        out[read], out[write] = own[0] * scale, own[1] * scale
+    return out

@@ -19,6 +19,8 @@ import math
 import numpy as np
 from numba import njit
 
+from cxlsim.link.flits import MIX_STEPS
+
 #: Target kinds (a spec's first float).
 DRAM, EXPANDER, CURVES = 0, 1, 2
 #: A DRAM spec: kind, idle latency, peak B/s, efficiency, turnaround ns, writes per
@@ -27,8 +29,10 @@ DRAM, EXPANDER, CURVES = 0, 1, 2
  D_BANKS) = range(10)
 DRAM_FLOATS = 10
 #: An expander spec: kind, idle latency, links, wire bytes of M2S Req, M2S RwD, S2M NDR,
-#: S2M DRS, media ns a line, controller ns a request, request buffer (0: none), has a
-#: DRAM; then its DRAM spec (if any) and its links' ns per byte.
+#: S2M DRS (each in a stream of its own kind), media ns a line, controller ns a request,
+#: request buffer (0: none), has a DRAM; then its DRAM spec (if any), the mean wire bytes
+#: of a mixed message stream down and up at read fractions k / MIX_STEPS
+#: (:func:`cxlsim.link.flits.mixed_costs`) and its links' ns per byte.
 (X_IDLE, X_HOPS, X_REQ, X_RWD, X_NDR, X_DRS, X_MEDIA, X_CTRL, X_BUFFER,
  X_HAS_DRAM) = range(1, 11)
 EXPANDER_FLOATS = 11
@@ -114,21 +118,37 @@ def dram_waits(spec, at, read_bps, write_bps, rho, wait, n):
 
 
 @njit(cache=True)
+def mixed_scale(spec, table, read_fraction, read_cost, write_cost):
+    """Factor on both kinds' own-stream costs that gives a direction's mixed cost at
+    this read fraction (the table at ``table``, linear between its steps), as
+    :func:`cxlsim.link.flits.mixed_message_bytes` shares it."""
+    x = read_fraction * MIX_STEPS
+    k = min(int(x), MIX_STEPS - 1)
+    mean = spec[table + k] + (x - k) * (spec[table + k + 1] - spec[table + k])
+    return mean / (read_fraction * read_cost + (1.0 - read_fraction) * write_cost)
+
+
+@njit(cache=True)
 def expander_waits(spec, at, read_bps, write_bps, rho, wait):
     """The queues of the expander spec at ``at``: each link's down and up directions, its
     DRAM's, the media, the controller, the request buffer; returns how many."""
     reads = read_bps / LINE * 1e-9  # lines per ns
     writes = write_bps / LINE * 1e-9
+    mix = reads / (reads + writes) if reads + writes > 0 else 1.0
     hops = int(spec[at + X_HOPS])
     has_dram = spec[at + X_HAS_DRAM] != 0.0
-    links = at + EXPANDER_FLOATS + (DRAM_FLOATS if has_dram else 0)
+    down = at + EXPANDER_FLOATS + (DRAM_FLOATS if has_dram else 0)
+    up = down + MIX_STEPS + 1
+    links = up + MIX_STEPS + 1
+    req, rwd, drs, ndr = spec[at + X_REQ], spec[at + X_RWD], spec[at + X_DRS], spec[at + X_NDR]
+    s_down = mixed_scale(spec, down, mix, req, rwd)
+    s_up = mixed_scale(spec, up, mix, drs, ndr)
     n = 0
     for h in range(hops):
         nspb = spec[links + h]
-        rho[n], wait[n] = mg1_wait(reads, spec[at + X_REQ] * nspb, writes,
-                                   spec[at + X_RWD] * nspb)
-        rho[n + 1], wait[n + 1] = mg1_wait(reads, spec[at + X_DRS] * nspb, writes,
-                                           spec[at + X_NDR] * nspb)
+        rho[n], wait[n] = mg1_wait(reads, req * s_down * nspb, writes, rwd * s_down * nspb)
+        rho[n + 1], wait[n + 1] = mg1_wait(reads, drs * s_up * nspb, writes,
+                                           ndr * s_up * nspb)
         n += 2
     if has_dram:
         n = dram_waits(spec, at + EXPANDER_FLOATS, read_bps, write_bps, rho, wait, n)

@@ -17,7 +17,10 @@ Under load, each link direction is a FIFO serializer: downstream it carries M2S 
 (reads) and M2S RwD (writes, with their data), upstream S2M DRS (read data) and S2M
 NDR (write completions) -- the link is full duplex, so reads load the upstream
 direction and writes the downstream one. Each direction is an M/G/1 queue with the two
-message sizes (:func:`~cxlsim.memory._latency.mg1_wait`). Behind the controller, a
+message sizes (:func:`~cxlsim.memory._latency.mg1_wait`), priced as the flit packer
+prices a stream mixing them at the current read fraction
+(:func:`~cxlsim.link.flits.mixed_message_bytes`): an NDR rides beside read data, a
+request in the slots a write's data leaves free. Behind the controller, a
 ``dram`` node attached to the device (channels, data rate, efficiency, read/write mix)
 gives the DRAM queue (:class:`~cxlsim.memory.dram.DramTarget`; the transaction level
 does not model it); the device's ``media_bandwidth``, if set, is a FIFO server of its
@@ -41,7 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cxlsim.link.flits import wire_bytes_per_message
+from cxlsim.link.flits import mixed_costs, mixed_message_bytes, wire_bytes_per_message
 from cxlsim.link.params import LinkParams
 from cxlsim.link.tlp import cachemem_bandwidth
 from cxlsim.memory import _latency
@@ -133,6 +136,7 @@ class ExpanderTarget:
              self.wire[M2S_RWD], self.wire[S2M_NDR], self.wire[S2M_DRS], media_service,
              self.request_time, self.request_buffer or 0, self.dram is not None],
             self.dram.spec if self.dram is not None else [],
+            mixed_costs(mode)["down"], mixed_costs(mode)["up"],
             [h.ns_per_byte for h in self.hops]]).astype(float)
 
     def _idle(self, request: str, response: str) -> float:
@@ -143,20 +147,21 @@ class ExpanderTarget:
                 + self.controller_latency + self.media_latency + self._media_service
                 + self.request_time)
 
-    def _direction_capacity(self, request: str, response_or_write: str, mix: float,
-                            ns_per_byte: float) -> float:
-        per_line = (mix * self.wire[request] + (1 - mix) * self.wire[response_or_write])
-        return LINE_BYTES * 1e9 / (per_line * ns_per_byte)
+    def wire_per_line(self, read_fraction: float) -> dict[str, float]:
+        """Wire bytes per line of traffic down and up at this read fraction (the mixed
+        stream's cost)."""
+        r = read_fraction
+        w = mixed_message_bytes(self.flit_mode, r)
+        return {"down": r * w[M2S_REQ] + (1 - r) * w[M2S_RWD],
+                "up": r * w[S2M_DRS] + (1 - r) * w[S2M_NDR]}
 
     def limits(self, read_fraction: float = 1.0) -> dict[str, float]:
         """Each limit's largest total bandwidth (B/s) at this mix: the busier direction
         of each link, the DRAM, the media, the controller's rate, its request buffer
         (requests in flight x 64 B / the idle round trip)."""
         r = read_fraction
-        out = {}
-        for h in self.hops:
-            out[h.name] = min(self._direction_capacity(M2S_REQ, M2S_RWD, r, h.ns_per_byte),
-                              self._direction_capacity(S2M_DRS, S2M_NDR, r, h.ns_per_byte))
+        busier = max(self.wire_per_line(r).values())
+        out = {h.name: LINE_BYTES * 1e9 / (busier * h.ns_per_byte) for h in self.hops}
         if self.dram is not None:
             out["dram"] = self.dram.capacity(r)
         if self.media_bandwidth:

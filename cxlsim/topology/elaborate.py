@@ -18,7 +18,7 @@ from cxlsim.devices.dma import DmaEngine
 from cxlsim.devices.memory import MemoryBackend
 from cxlsim.engine import Component, Simulation
 from cxlsim.link.direction import LinkDirection
-from cxlsim.link.flits import wire_bytes_per_message
+from cxlsim.link.flits import mixed_message_bytes, wire_bytes_per_message
 from cxlsim.link.tlp import phy_config, serializer_bandwidth
 from cxlsim.protocol.cache import (D2H_DATA, D2H_REQ, D2H_RSP, H2D_DATA, H2D_REQ, H2D_RSP,
                                    CachePath)
@@ -86,12 +86,17 @@ class System(Component):
             enumerate(links)))]
         return down, up, segments[-1], segments[0], down[0][1].params.flit or "68B"
 
-    def mem_path(self, host: str, device: str, credits: int = 32) -> MemPath:
-        """The CXL.mem path from ``host`` to the memory of ``device``."""
+    def mem_path(self, host: str, device: str, credits: int = 32,
+                 read_fraction: float = 1.0) -> MemPath:
+        """The CXL.mem path from ``host`` to the memory of ``device``, for traffic with
+        this share of reads: each message costs its share of the mixed stream's flits
+        (:func:`~cxlsim.link.flits.mixed_message_bytes`; all reads: each kind's own
+        stream)."""
         if device not in self.memories:
             raise ValueError(f"{device!r} is not a CXL device with memory")
         down, up, tail_down, tail_up, mode = self._hops(host, device)
-        wire = {kind: wire_bytes_per_message(mode, kind) for kind in _MEM_KINDS}
+        mixed = mixed_message_bytes(mode, read_fraction)
+        wire = {kind: mixed[kind] for kind in _MEM_KINDS}
         return MemPath(self.env, down, up, self.memories[device], wire,
                        tail_down=tail_down, tail_up=tail_up, credits=credits)
 

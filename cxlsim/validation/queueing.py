@@ -41,7 +41,7 @@ from cxlsim.analytic.queues import lindley, littles_law_L, md1_mean_wait
 from cxlsim.devices.requester import PoissonRequester
 from cxlsim.engine import Simulation, call_later
 from cxlsim.link.direction import CACHEMEM, LinkDirection
-from cxlsim.link.flits import wire_bytes_per_message
+from cxlsim.link.flits import mixed_message_bytes
 from cxlsim.link.params import LinkParams
 from cxlsim.link.tlp import serializer_bandwidth
 from cxlsim.protocol.mem import M2S_REQ, M2S_RWD, S2M_DRS, S2M_NDR
@@ -196,7 +196,7 @@ def littles_law_run(topology: Topology | str | Path | None = None, host: str = "
     per = max(1, math.ceil(requests / (len(devices) * requesters)))
     share = rate / (len(devices) * requesters)
     for device in devices:
-        path = system.mem_path(host, device, credits=credits)
+        path = system.mem_path(host, device, credits=credits, read_fraction=1 - write_fraction)
         for k in range(requesters):
             PoissonRequester(sim, f"req_{device}_{k}", path, share, per,
                              write_fraction=write_fraction, parent=system)
@@ -226,7 +226,8 @@ def _little_rows(sim: Simulation) -> list[LittleRow]:
 def busiest_utilization(topo: Topology, system: System, host: str, devices: Sequence[str],
                          write_fraction: float) -> float:
     """Serializer utilisation of the busiest link direction per request per ns (each
-    device receiving an equal share), from the packer's wire bytes per message."""
+    device receiving an equal share), from the packer's wire bytes per message of the
+    mixed stream."""
     bandwidth = {}
     for _, _, edge in topo.graph.edges(data=True):
         if not edge["internal"]:
@@ -241,7 +242,7 @@ def busiest_utilization(topo: Topology, system: System, host: str, devices: Sequ
             if (a, b) not in system.links:
                 continue
             mode = system.links[a, b].params.flit or "68B"
-            w = {k: wire_bytes_per_message(mode, k) for k in (M2S_REQ, M2S_RWD, S2M_NDR, S2M_DRS)}
+            w = mixed_message_bytes(mode, 1 - write_fraction)
             down = (1 - write_fraction) * w[M2S_REQ] + write_fraction * w[M2S_RWD]
             up = (1 - write_fraction) * w[S2M_DRS] + write_fraction * w[S2M_NDR]
             for key, per_request in (((a, b), down), ((b, a), up)):

@@ -4,8 +4,8 @@ Poisson requesters on the host issue 64 B requests to one Type 3 device at a swe
 offered load, for each flit mode, link width and read fraction asked for: a read is M2S
 Req down and S2M DRS (data) up, a write M2S RwD (data) down and S2M NDR up. The offered
 load is a fraction of the link's saturated bandwidth for the mix: raw bandwidth x 64 B
-over the flit packer's wire bytes per request in the busier direction (all reads: the
-packed efficiency of S2M DRS). The latency curves (all requests, reads, writes), the
+over the flit packer's wire bytes per request of the mixed stream in the busier
+direction (all reads: the packed efficiency of S2M DRS). The latency curves (all requests, reads, writes), the
 knee and the saturation point come out of the transaction-level run.
 """
 
@@ -25,7 +25,7 @@ from cxlsim.experiments.result import RunResult
 from cxlsim.experiments.spec import ExperimentSpec, HostName, MemoryDeviceName, register
 from cxlsim.devices.requester import PoissonRequester
 from cxlsim.protocol.mem import M2S_REQ, M2S_RWD, S2M_DRS, S2M_NDR
-from cxlsim.link.flits import wire_bytes_per_message
+from cxlsim.link.flits import mixed_message_bytes
 from cxlsim.link.params import FlitMode
 from cxlsim.topology import Topology
 from cxlsim.topology.elaborate import System
@@ -88,7 +88,7 @@ class LinkLoadedExperiment(ExperimentSpec):
                  if link.protocol == "cxl" else link for link in self.topology.links]
         topo = Topology.from_spec(self.topology.model_copy(update={"links": links}))
         first = next(r for r in topo.routes if r.host == self.host and r.device == self.device)
-        wire = {k: wire_bytes_per_message(mode, k) for k in (M2S_REQ, M2S_RWD, S2M_DRS, S2M_NDR)}
+        wire = mixed_message_bytes(mode, reads)
         down = reads * wire[M2S_REQ] + (1 - reads) * wire[M2S_RWD]  # wire bytes per request
         up = reads * wire[S2M_DRS] + (1 - reads) * wire[S2M_NDR]
         capacity = first.bandwidth * (64 / max(down, up))  # B/s of 64 B lines
@@ -96,7 +96,8 @@ class LinkLoadedExperiment(ExperimentSpec):
         warm = int(self.requests * self.warmup)
         sim = Simulation(self.seed, stream, warmup=warm / rate)
         system = System(sim, topo)
-        path = system.mem_path(self.host, self.device, credits=self.credits)
+        path = system.mem_path(self.host, self.device, credits=self.credits,
+                               read_fraction=reads)
         per = -(-self.requests // self.requesters)
         sources = [PoissonRequester(sim, f"req{k}", path, rate / self.requesters, per,
                                     write_fraction=1 - reads, parent=system)

@@ -1,0 +1,127 @@
+"""Mixed CXL.mem streams: a direction carrying reads' and writes' messages together costs
+what the packer gives for the mix, the same at the epoch level (compiled) and at the
+transaction level, and the ends are the kinds' own streams."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cxlsim.link.flits import (
+    MEM_PAIRS, MIX_STEPS, Msg, flit_bytes, mixed_costs, mixed_message_bytes, pack,
+    wire_bytes_per_message,
+)
+from cxlsim.memory import _latency
+from cxlsim.memory.expander import ExpanderTarget
+from cxlsim.resources import bundled
+from cxlsim.topology import load_topology
+
+MODES = ("68B", "256B", "256B-lopt")
+fractions = st.floats(0.0, 1.0, allow_nan=False)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_ends_are_each_kinds_own_stream(mode):
+    for direction, (read, write) in MEM_PAIRS.items():
+        table = mixed_costs(mode)[direction]
+        assert len(table) == MIX_STEPS + 1
+        assert table[0] == wire_bytes_per_message(mode, write)
+        assert table[-1] == wire_bytes_per_message(mode, read)
+    assert mixed_message_bytes(mode, 1.0) == {k: wire_bytes_per_message(mode, k)
+                                              for k in (*MEM_PAIRS["down"], *MEM_PAIRS["up"])}
+
+
+def test_a_write_completion_rides_beside_read_data():
+    """2:1 read:write, 68B: H3/G4 carry an NDR beside a DRS header, so the up direction
+    costs less than the two kinds' own streams added (76.5 B a DRS, 34 B an NDR)."""
+    r = 2 / 3
+    w = mixed_message_bytes("68B", r)
+    mixed = r * w[Msg.S2M_DRS] + (1 - r) * w[Msg.S2M_NDR]
+    apart = r * 76.5 + (1 - r) * 34.0
+    assert mixed < 0.9 * apart
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("k", [4, 8, 11, 13])
+def test_table_agrees_with_a_randomly_ordered_stream(mode, k):
+    """The table packs an evenly interleaved stream; a saturated sender holding the same
+    mix in random order pays within 3 % (whole stream, ends included)."""
+    rng = random.Random(k)
+    for direction, (read, write) in MEM_PAIRS.items():
+        stream = [read if rng.random() < k / MIX_STEPS else write for _ in range(6000)]
+        measured = pack(stream, mode).wire_bytes / len(stream)
+        share = stream.count(read) / len(stream)
+        expected = sum(mixed_message_bytes(mode, share)[kind] * n for kind, n in (
+            (read, share), (write, 1 - share)))
+        assert measured == pytest.approx(expected, rel=0.03), direction
+
+
+@settings(max_examples=60, deadline=None)
+@given(mode=st.sampled_from(MODES), r=fractions)
+def test_a_line_never_costs_less_than_its_data(mode, r):
+    """Whatever the mix, each line's 64 B of data fill at most a flit's payload share."""
+    payload = {"68B": 64, "256B": 240, "256B-lopt": 236}[mode]
+    w = mixed_message_bytes(mode, r)
+    floor = 64 * flit_bytes(mode) / payload
+    assert r * w[Msg.S2M_DRS] + (1 - r) * w[Msg.S2M_NDR] >= r * floor - 1e-9
+    assert r * w[Msg.M2S_REQ] + (1 - r) * w[Msg.M2S_RWD] >= (1 - r) * floor - 1e-9
+
+
+@pytest.mark.parametrize("r", [-0.1, 1.5, float("nan")])
+def test_a_fraction_outside_zero_one_is_refused(r):
+    with pytest.raises(ValueError, match="not in \\[0, 1\\]"):
+        mixed_message_bytes("68B", r)
+
+
+@pytest.fixture(scope="module")
+def cz120():
+    return ExpanderTarget(load_topology(bundled("topologies") / "cz120.yaml"), "host0", "cz0")
+
+
+@settings(max_examples=40, deadline=None)
+@given(r=fractions)
+def test_compiled_level_prices_the_mix_as_the_packer(cz120, r):
+    """The epoch level's compiled scale gives each kind mixed_message_bytes' cost."""
+    spec = cz120.spec
+    down = _latency.EXPANDER_FLOATS + (_latency.DRAM_FLOATS if cz120.dram else 0)
+    w = mixed_message_bytes(cz120.flit_mode, r)
+    for table, (read, write) in ((down, MEM_PAIRS["down"]),
+                                 (down + MIX_STEPS + 1, MEM_PAIRS["up"])):
+        scale = _latency.mixed_scale(spec, table, r, cz120.wire[read], cz120.wire[write])
+        assert cz120.wire[read] * scale == pytest.approx(w[read], rel=1e-12)
+        assert cz120.wire[write] * scale == pytest.approx(w[write], rel=1e-12)
+
+
+def test_link_capacity_follows_the_mixed_stream(cz120):
+    """The link's bound at 2:1 is its bandwidth over the busier direction's mixed cost,
+    and a read-write mix reaches more than the additive pricing allowed."""
+    r = 2 / 3
+    hop = cz120.hops[0]
+    per_line = cz120.wire_per_line(r)
+    assert cz120.limits(r)[hop.name] == pytest.approx(
+        64e9 / (max(per_line.values()) * hop.ns_per_byte))
+    apart = r * cz120.wire["S2M_DRS"] + (1 - r) * cz120.wire["S2M_NDR"]
+    assert max(per_line.values()) < apart
+    # the queue saturates where the bound says: just below it finite, past it infinite
+    cap = cz120.limits(r)[hop.name]
+    below = cz120.servers(0.99 * cap * r, 0.99 * cap * (1 - r))
+    above = cz120.servers(1.01 * cap * r, 1.01 * cap * (1 - r))
+    up = f"{hop.name}.up"
+    assert np.isfinite(next(s.wait for s in below if s.name == up))
+    assert not np.isfinite(next(s.wait for s in above if s.name == up))
+
+
+def test_transaction_level_path_charges_the_mix():
+    from cxlsim.engine import Simulation
+    from cxlsim.topology.elaborate import System
+
+    system = System(Simulation(), load_topology(bundled("topologies") / "cz120.yaml"))
+    path = system.mem_path("host0", "cz0", read_fraction=2 / 3)
+    w = mixed_message_bytes("68B", 2 / 3)
+    _, _, _, _, _, wire, *_ = path.route()
+    assert wire == pytest.approx((w[Msg.M2S_REQ], w[Msg.M2S_RWD], w[Msg.S2M_NDR],
+                                  w[Msg.S2M_DRS]))
