@@ -16,11 +16,17 @@ The model (``models/apps/server-db.yaml`` holds the parameters and their sources
 Throughput (requests per second) is ``threads x rate / accesses``; a request's latency
 is ``accesses / rate``. Everything that is not memory -- storage, network, locks, the
 kernel -- is outside the model; it would dilute the memory's share of the time.
+
+Because every access follows at least ``gap_min`` of work, ``threads`` workers can draw
+no more than :func:`demand_ceiling` whatever their MLP: with Selectel's 150 ns and 48
+workers, 48 x 96 B / 150 ns = 30.7 GB/s (a line read plus half a line written back). A
+memory whose capacity is well above that queues little, so the request latency can rise
+with the workers (:func:`latency_rise`) only by that little queueing divided by the MLP.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -29,7 +35,7 @@ from pydantic import Field, model_validator
 from cxlsim.config.base import StrictModel
 from cxlsim.memory.epoch import Demand, MemorySystem
 from cxlsim.mm.placement import policy_shares
-from cxlsim.units import Time
+from cxlsim.units import LINE_BYTES, Time
 
 
 class ServerAppParams(StrictModel):
@@ -87,3 +93,37 @@ def thread_sweep(system: MemorySystem, app: ServerAppParams,
         for n in threads:
             rows.append({"mode": mode, "threads": n, **serve(system, app, weights, n, mlp)})
     return pd.DataFrame(rows)
+
+
+def demand_ceiling(app: ServerAppParams, threads: int) -> float:
+    """The most bandwidth (GB/s, reads plus write-backs) ``threads`` workers can draw,
+    whatever their MLP and the memory: one line read per ``gap_min`` of work each."""
+    return threads * LINE_BYTES / app.read_fraction / float(app.gap_min)
+
+
+def latency_rise(system: MemorySystem, app: ServerAppParams, weights: Mapping[str, float],
+                 threads: int, mlp: float) -> float:
+    """The mean request latency's relative rise from one worker to ``threads``."""
+    one, many = (serve(system, app, weights, n, mlp)["request_latency_us"] for n in (1, threads))
+    return many / one - 1
+
+
+def first_workers(threads: Sequence[int], reached: Callable[[int], bool]) -> int | None:
+    """The first of the ascending worker counts ``threads`` at which ``reached`` holds, by
+    bisection: ``reached`` must stay true once true (more workers only lengthen the
+    queues); None if the last count does not reach."""
+    lo, hi = 0, len(threads)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if reached(threads[mid]) else (mid + 1, hi)
+    return threads[lo] if lo < len(threads) else None
+
+
+def steeper_from(system: MemorySystem, app: ServerAppParams, slow: Mapping[str, float],
+                 fast: Mapping[str, float], by: float, threads: Sequence[int],
+                 mlp: float) -> int | None:
+    """The first of the ascending ``threads`` at which the request latency with pages
+    placed by ``slow`` rises at least ``by`` (a fraction) more than with ``fast``; None if
+    none does. A sensitivity of the worker count: the counts need not be a real CPU's."""
+    return first_workers(threads, lambda n: latency_rise(system, app, slow, n, mlp)
+                         - latency_rise(system, app, fast, n, mlp) >= by)
