@@ -16,6 +16,7 @@ import pandas as pd
 
 from cxlsim.experiments import load_experiment
 from cxlsim.resources import bundled
+from cxlsim.units import LINE_BYTES
 from cxlsim.validation import CALIBRATED, EXPLAINED, FAIL, PASS, Outcome, check, targets
 
 EXPERIMENTS = bundled("experiments")
@@ -361,7 +362,8 @@ def mlc_loaded_latency(quick: bool) -> dict[str, Outcome]:
 @check("T4.3", "T4.4", "T4.5")
 def app_cxl_vs_ram(quick: bool) -> dict[str, Outcome]:
     """Server application on RAM, CXL, interleave (experiments/app-cxl-vs-ram.yaml)."""
-    from cxlsim.apps.server import serve
+    from cxlsim.apps.server import (demand_ceiling, first_workers, latency_rise, serve,
+                                    steeper_from)
 
     spec = load_experiment(EXPERIMENTS / "app-cxl-vs-ram.yaml")
     result = spec.run()
@@ -374,11 +376,12 @@ def app_cxl_vs_ram(quick: bool) -> dict[str, Outcome]:
              f"mlp {mlp:g})")
     why = ""
     target = _published("T4.3") / 100
+    system, ref, n = spec.memory(), spec.modes[spec.reference], spec.workers
+    # the worker counts a sensitivity may try: this kind of worker, up to 3x the cores
+    more = range(n, 3 * n + 1, 2)
     if abs(cxl - target) > _tolerance("T4.3") / 100:
         # Diagnostic, not a fit: the accesses in flight per thread at which the same
         # model would lose the published share (the report does not give the app's MLP).
-        system, ref = spec.memory(), spec.modes[spec.reference]
-
         def change(mlp: float) -> float:
             app = spec.app.model_copy(update={"mlp": mlp})
             r = serve(system, app, spec.modes["cxl"], spec.workers, mlp)
@@ -389,13 +392,22 @@ def app_cxl_vs_ram(quick: bool) -> dict[str, Outcome]:
         for _ in range(30):
             mid = (lo_m * hi_m) ** 0.5
             lo_m, hi_m = (mid, hi_m) if change(mid) < target else (lo_m, mid)
+        workers = first_workers(more, lambda k: serve(system, spec.app, spec.modes["cxl"], k,
+                                                      mlp)["throughput_rps"]
+                                / serve(system, spec.app, ref, k, mlp)["throughput_rps"] - 1
+                                <= target)
         why = (f"an MLC-like app ({mlp:g} independent accesses in flight, "
                f"{spec.app.gap_min:g}-{spec.app.gap_max:g} ns of work between accesses, "
                f"Selectel's lab report) hides most of CXL's +{dl:.0f} ns behind its work; "
                f"{target:+.0%} needs about {lo_m:.1f} accesses in flight (part of the "
-               f"accesses dependent), and the database MLP of 1.5 (Chou et al. 2005) would "
-               f"give {change(1.5):+.0%}: the apps' access dependence (and their non-memory "
-               "time: storage, network, locks) are not characterised in Selectel's report")
+               f"accesses dependent) or "
+               + (f"{workers} workers" if workers else f"more than {more[-1]} workers")
+               + f" instead of {n} (the report names no SKU: 8-channel Xeon 6 parts have up "
+               f"to 86 P- or 144 E-cores), and the database MLP of 1.5 (Chou et al. 2005) "
+               f"would give {change(1.5):+.0%}. The {target:+.0%} is one figure combined over "
+               "three self-written benchmarks (PostgreSQL, MySQL, Nginx) whose threads, "
+               "access dependence and non-memory time (storage, network, locks) the report "
+               "does not give: it pins none of them")
     t43 = _points("T4.3", cxl, shown, why)
     t44 = _points("T4.4", inter, f"{inter:+.1%} (memory latency "
                   f"{latency['interleave']:.0f} ns)")
@@ -408,15 +420,35 @@ def app_cxl_vs_ram(quick: bool) -> dict[str, Outcome]:
     visible = _tolerance("T4.5") / 100
     ok = mono and rise_c - rise_r >= visible
     sweep = threads["threads"]
+    why = ""
+    if not ok:
+        # Diagnostic, not a fit: the demand the report's gaps allow, and the MLP and worker
+        # counts that would make the rise visible (the report gives neither).
+        cxl_w = spec.modes["cxl"]
+        gap, per = spec.app.gap_min, LINE_BYTES / spec.app.read_fraction
+        closest = spec.app.model_copy(update={"gap_max": gap, "gap_points": 1})
+        top, idle = (serve(system, closest, cxl_w, k, 1e9) for k in (n, 1))
+
+        def steeper(m: float) -> float:
+            app = spec.app.model_copy(update={"mlp": m})
+            return (latency_rise(system, app, cxl_w, n, m)
+                    - latency_rise(system, app, ref, n, m))
+
+        most = max(steeper(m) for m in (1, 1.5, 2, 3, 4, 6, 8, 12, 16, mlp))
+        workers = steeper_from(system, spec.app, cxl_w, ref, visible, more, mlp)
+        why = (f"CXL-only request latency rises {rise_c - rise_r:+.2%} more than RAM-only, "
+               f"below the {visible:.0%} counted as steeper. Each access follows at least "
+               f"{gap:g} ns of work (Selectel's figure), so {n} workers draw at most {n} x "
+               f"{per:.0f} B / {gap:g} ns = {demand_ceiling(spec.app, n):.1f} GB/s whatever "
+               f"their MLP: CXL's busiest queue is then {top['utilisation']:.0%} busy and its "
+               f"latency {top['memory_latency_ns'] - idle['memory_latency_ns']:+.0f} ns over "
+               f"{idle['memory_latency_ns']:.0f} ns, and no MLP of 1-{max(16, mlp):g} makes the "
+               f"rises differ by more than {most:+.2%}. "
+               + (f"{workers} workers like these would ({workers / n:.1f}x the assumed cores"
+                  if workers else f"Not even {more[-1]} workers would (")
+               + "; the report names neither the Xeon 6 SKU nor its PostgreSQL thread counts)")
     t45 = Outcome(f"request latency {sweep.min()}->{sweep.max()} threads: CXL {rise_c:+.3%}, "
-                  f"RAM {rise_r:+.3%} (monotone: {mono})",
-                  PASS if ok else FAIL,
-                  "" if ok else
-                  f"CXL-only request latency rises {rise_c - rise_r:+.2%} more than RAM-only, "
-                  f"below the {visible:.0%} counted as steeper: CXL's busiest queue "
-                  f"is only {modes.loc['cxl', 'utilisation']:.0%} busy at one worker per core, "
-                  "so added "
-                  "threads barely queue")
+                  f"RAM {rise_r:+.3%} (monotone: {mono})", PASS if ok else FAIL, why)
     return {"T4.3": t43, "T4.4": t44, "T4.5": t45}
 
 
