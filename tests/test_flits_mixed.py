@@ -4,6 +4,7 @@ transaction level, and the ends are the kinds' own streams."""
 
 from __future__ import annotations
 
+import math
 import random
 
 import numpy as np
@@ -12,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cxlsim.link.flits import (
-    MEM_PAIRS, MIX_STEPS, Msg, flit_bytes, mixed_costs, mixed_message_bytes, pack,
+    MEM_PAIRS, MIX_STEPS, Msg, _Packer, flit_bytes, mixed_costs, mixed_message_bytes,
     wire_bytes_per_message,
 )
 from cxlsim.memory import _latency
@@ -45,19 +46,42 @@ def test_a_write_completion_rides_beside_read_data():
     assert mixed < 0.9 * apart
 
 
+def _random_sender(mode, read, write, r, n=6000, depth=64, seed=1):
+    """Wire bytes a message of a sender holding ``depth`` messages queued, which arrive
+    in random order with a share ``r`` of ``read``: flits counted over the middle 3/4."""
+    rng = random.Random(seed)
+    seq = [read if rng.random() < r else write for _ in range(n)]
+    packer = _Packer(mode, [read])
+    packer.queues[read].clear()
+    arrived = 0
+
+    def refill():
+        nonlocal arrived
+        while arrived < n and sum(map(len, packer.queues.values())) < depth:
+            packer.queues[seq[arrived]].append(arrived)
+            arrived += 1
+
+    sent, marks = 0, []
+    for flits, flit in enumerate(packer.flits(refill), start=1):
+        sent += sum(len(slot.messages) for slot in flit)
+        if not marks and sent >= n // 8 or len(marks) == 1 and sent >= n - n // 8:
+            marks.append((flits, sent))
+    (f0, m0), (f1, m1) = marks
+    return (f1 - f0) * flit_bytes(mode) / (m1 - m0), seq[n // 8:n - n // 8].count(read) / (
+        n - n // 4)
+
+
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("k", [4, 8, 11, 13])
-def test_table_agrees_with_a_randomly_ordered_stream(mode, k):
-    """The table packs an evenly interleaved stream; a saturated sender holding the same
-    mix in random order pays within 3 % (whole stream, ends included)."""
-    rng = random.Random(k)
+def test_table_agrees_with_random_arrivals(mode, k):
+    """The table packs an evenly interleaved stream; a sender whose messages arrive in
+    random order at the same mix pays within 7 % (the regular order packs a little
+    better where one kind is rare)."""
     for direction, (read, write) in MEM_PAIRS.items():
-        stream = [read if rng.random() < k / MIX_STEPS else write for _ in range(6000)]
-        measured = pack(stream, mode).wire_bytes / len(stream)
-        share = stream.count(read) / len(stream)
-        expected = sum(mixed_message_bytes(mode, share)[kind] * n for kind, n in (
-            (read, share), (write, 1 - share)))
-        assert measured == pytest.approx(expected, rel=0.03), direction
+        measured, share = _random_sender(mode, read, write, k / MIX_STEPS)
+        w = mixed_message_bytes(mode, share)
+        expected = share * w[read] + (1 - share) * w[write]
+        assert measured == pytest.approx(expected, rel=0.07), direction
 
 
 @settings(max_examples=60, deadline=None)
@@ -125,3 +149,16 @@ def test_transaction_level_path_charges_the_mix():
     _, _, _, _, _, wire, *_ = path.route()
     assert wire == pytest.approx((w[Msg.M2S_REQ], w[Msg.M2S_RWD], w[Msg.S2M_NDR],
                                   w[Msg.S2M_DRS]))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("k", range(1, MIX_STEPS))
+def test_the_steady_cycle_keeps_the_mix(mode, k):
+    """A cycle moves whole patterns: as many of each kind as arrived, none left behind."""
+    from cxlsim.link.flits import _steady
+
+    for read, write in MEM_PAIRS.values():
+        period = MIX_STEPS // math.gcd(k, MIX_STEPS)
+        pattern = tuple(read if (i + 1) * k // MIX_STEPS > i * k // MIX_STEPS else write
+                        for i in range(period))
+        assert _steady(mode, pattern)[2] % period == 0

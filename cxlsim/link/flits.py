@@ -44,8 +44,9 @@ Simplifications (the saturated efficiencies are upper bounds, from the CXL 2.0 Â
 
 from __future__ import annotations
 
+import math
 from collections import Counter, deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
@@ -185,12 +186,12 @@ _LAYOUTS: dict[FlitMode, _Layout] = {
 }
 _HEADERS = frozenset(k for k in Msg if k.has_data)
 _SATURATED: dict[str, Msg] = {"read": Msg.S2M_DRS, "write": Msg.M2S_RWD}
-_STREAM = 4096  # messages queued when looking for the steady state
+_STREAM = 4096  # flits packed at most when looking for the steady state
+_DEPTH = 64  # messages a saturated sender holds queued
 #: CXL.mem message pairs of each direction: (the read's message, the write's).
 MEM_PAIRS: dict[Direction, tuple[Msg, Msg]] = {"down": (Msg.M2S_REQ, Msg.M2S_RWD),
                                                "up": (Msg.S2M_DRS, Msg.S2M_NDR)}
 MIX_STEPS = 16  #: mixed streams are packed at read fractions k / MIX_STEPS
-_MIX_STREAM = 2048  # messages of one mixed stream; the middle 3/4 is measured
 
 
 @dataclass(frozen=True)
@@ -241,7 +242,7 @@ def pack(messages: Sequence[Msg | str], mode: FlitMode, *, detail: bool = False)
 class _Packer:
     """A saturated transmitter: per-channel FIFOs emptied into flits, greedily."""
 
-    def __init__(self, mode: FlitMode, kinds: list[Msg]) -> None:
+    def __init__(self, mode: FlitMode, kinds: Sequence[Msg]) -> None:
         self.mode, self.layout = mode, _LAYOUTS[mode]
         direction = kinds[0].direction if kinds else "up"
         self.menus = {t: self.layout.menu(direction, t) for t in set(self.layout.slots)}
@@ -251,8 +252,12 @@ class _Packer:
         self.owed = 0  # data slots promised by headers already sent
         self.prev: dict[int, Counter[Msg]] = {}  # previous flit's messages per slot
 
-    def flits(self) -> Iterator[tuple[Slot, ...]]:
-        while self.owed or any(self.queues.values()):
+    def flits(self, refill: Callable[[], None] | None = None) -> Iterator[tuple[Slot, ...]]:
+        """The flits, one at a time; ``refill`` (if given) may queue more messages
+        before each."""
+        while refill is None or refill() is None:
+            if not (self.owed or any(self.queues.values())):
+                return
             if self.mode == "68B" and self.owed > 3:  # rollover > 3 chunks: all-data flit
                 self.owed -= 4                         # [spec2.0] 4.2.5
                 self.prev = {}
@@ -306,25 +311,41 @@ class _Packer:
 
 
 @lru_cache(maxsize=None)
-def _steady(mode: FlitMode, kind: Msg) -> tuple[int, int, int]:
-    """Flits, data bytes and messages of one period of a saturated stream of ``kind``.
+def _steady(mode: FlitMode, pattern: tuple[Msg, ...]) -> tuple[int, int, int]:
+    """Flits, data bytes and messages of one period of a saturated sender whose messages
+    arrive repeating ``pattern``, ``_DEPTH`` of them always queued.
 
-    With the queue never empty, the packer's state at a flit boundary (data owed,
-    previous flit's message counts) fixes everything after it, so the first repeated
-    state closes the exact steady-state cycle."""
-    packer = _Packer(mode, [kind] * _STREAM)
+    The queue's depth keeps the mix: a kind the slot rules carry more slowly holds the
+    others back instead of falling ever further behind. The packer's state at a flit
+    boundary (data owed, the previous flit's message counts, the queued kinds in order,
+    where the pattern stands) fixes everything after it, so the first repeated state
+    closes the exact steady-state cycle."""
+    packer = _Packer(mode, pattern[:1])
+    packer.queues[pattern[0]].clear()
+    arrived = 0
+
+    def refill() -> None:
+        nonlocal arrived
+        for _ in range(_DEPTH - sum(map(len, packer.queues.values()))):
+            packer.queues[pattern[arrived % len(pattern)]].append(arrived)
+            arrived += 1
+
     seen: dict[tuple, tuple[int, int, int]] = {}
     sent = data = 0
-    for n, flit in enumerate(packer.flits(), start=1):
+    for n, flit in enumerate(packer.flits(refill), start=1):
         sent += sum(len(slot.messages) for slot in flit)
         data += sum(slot == DATA for slot in flit) * SLOT_BYTES
-        state = (packer.owed, tuple(sorted((s, tuple(sorted(c.items())))
-                                           for s, c in packer.prev.items())))
+        queued = tuple(kind for _, kind in sorted((seq, kind) for kind, q in
+                                                  packer.queues.items() for seq in q))
+        state = (packer.owed, queued, arrived % len(pattern),
+                 tuple(sorted((s, tuple(sorted(c.items()))) for s, c in packer.prev.items())))
         if state in seen:
             n0, data0, sent0 = seen[state]
             return n - n0, data - data0, sent - sent0
         seen[state] = (n, data, sent)
-    raise AssertionError(f"no steady state within {_STREAM} {kind.name} messages")
+        if n > _STREAM:
+            break
+    raise AssertionError(f"no steady state within {_STREAM} flits of {pattern}")
 
 
 @lru_cache(maxsize=None)
@@ -333,31 +354,26 @@ def saturated_efficiency(mode: FlitMode, traffic: Traffic) -> float:
     or writes (M2S RwD, downstream)."""
     if traffic not in _SATURATED:
         raise ValueError(f"unknown traffic {traffic!r}; expected 'read' or 'write'")
-    flits, data, _ = _steady(mode, _SATURATED[traffic])
+    flits, data, _ = _steady(mode, (_SATURATED[traffic],))
     return data / (flits * flit_bytes(mode))
 
 
 @lru_cache(maxsize=None)
 def wire_bytes_per_message(mode: FlitMode, kind: Msg | str) -> float:
     """Average wire bytes one message of ``kind`` costs in a saturated stream of that kind."""
-    flits, _, sent = _steady(mode, Msg(kind))
+    flits, _, sent = _steady(mode, (Msg(kind),))
     return flits * flit_bytes(mode) / sent
 
 
 def _mixed_cost(mode: FlitMode, read: Msg, write: Msg, k: int) -> float:
     """Mean wire bytes a message of a saturated stream with ``k`` of every MIX_STEPS
-    messages ``read``, the rest ``write``, evenly interleaved: flits counted while the
-    middle 3/4 of the stream is placed, so neither end's partial flits count."""
-    seq = [read if (i + 1) * k // MIX_STEPS > i * k // MIX_STEPS else write
-           for i in range(_MIX_STREAM)]
-    lo, hi = _MIX_STREAM // 8, _MIX_STREAM - _MIX_STREAM // 8
-    placed, marks = 0, []
-    for n, flit in enumerate(_Packer(mode, seq).flits(), start=1):
-        placed += sum(len(slot.messages) for slot in flit)
-        if not marks and placed >= lo or len(marks) == 1 and placed >= hi:
-            marks.append((n, placed))
-    (f0, m0), (f1, m1) = marks
-    return (f1 - f0) * flit_bytes(mode) / (m1 - m0)
+    messages ``read``, the rest ``write``, evenly interleaved (the steady state's exact
+    cycle)."""
+    period = MIX_STEPS // math.gcd(k, MIX_STEPS)
+    pattern = tuple(read if (i + 1) * k // MIX_STEPS > i * k // MIX_STEPS else write
+                    for i in range(period))
+    flits, _, sent = _steady(mode, pattern)
+    return flits * flit_bytes(mode) / sent
 
 
 @lru_cache(maxsize=None)
