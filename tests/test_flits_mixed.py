@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 
 import numpy as np
 import pytest
@@ -162,3 +163,13 @@ def test_the_steady_cycle_keeps_the_mix(mode, k):
         pattern = tuple(read if (i + 1) * k // MIX_STEPS > i * k // MIX_STEPS else write
                         for i in range(period))
         assert _steady(mode, pattern)[2] % period == 0
+
+
+def test_module_rows_say_what_binds(quick_validation):
+    """T8.5's note names the binding link direction and its mixed cost against the two
+    streams apart; T8.6's the requests in flight the published figure needs."""
+    rows = {r["id"]: r for r in quick_validation}
+    assert re.search(r"the link's up direction binds: S2M_DRS and S2M_NDR at this mix cost "
+                     r"\d+\.\d wire B a line in 68B flits, packed together \(\d+\.\d B as two "
+                     r"streams", rows["T8.5"]["note"])
+    assert re.search(r"17\.7 GB/s needs \d+ requests in flight", rows["T8.6"]["note"])
