@@ -255,7 +255,9 @@ class _Packer:
     def flits(self, refill: Callable[[], None] | None = None) -> Iterator[tuple[Slot, ...]]:
         """The flits, one at a time; ``refill`` (if given) may queue more messages
         before each."""
-        while refill is None or refill() is None:
+        while True:
+            if refill is not None:
+                refill()
             if not (self.owed or any(self.queues.values())):
                 return
             if self.mode == "68B" and self.owed > 3:  # rollover > 3 chunks: all-data flit
@@ -395,19 +397,27 @@ def mixed_costs(mode: FlitMode) -> dict[Direction, tuple[float, ...]]:
     return out
 
 
-def mixed_message_bytes(mode: FlitMode, read_fraction: float) -> dict[Msg, float]:
-    """Wire bytes of each CXL.mem message when a fraction ``read_fraction`` of the lines
-    are reads: each direction's mixed cost (:func:`mixed_costs`, linear between its
-    read fractions) shared by the two kinds in proportion to their costs alone. At
-    ``read_fraction`` 1 every kind costs what :func:`wire_bytes_per_message` gives."""
+def mixed_line_bytes(mode: FlitMode, read_fraction: float) -> dict[Direction, float]:
+    """Wire bytes per line of CXL.mem traffic down and up when a fraction
+    ``read_fraction`` of the lines are reads (one message each way a line): the
+    direction's mixed cost (:func:`mixed_costs`), linear between its read fractions."""
     if not 0.0 <= read_fraction <= 1.0:
         raise ValueError(f"read_fraction {read_fraction!r} is not in [0, 1]")
     x = read_fraction * MIX_STEPS
     k = min(int(x), MIX_STEPS - 1)
+    return {direction: table[k] + (x - k) * (table[k + 1] - table[k])
+            for direction, table in mixed_costs(mode).items()}
+
+
+def mixed_message_bytes(mode: FlitMode, read_fraction: float) -> dict[Msg, float]:
+    """Wire bytes of each CXL.mem message when a fraction ``read_fraction`` of the lines
+    are reads: each direction's mixed cost per line (:func:`mixed_line_bytes`) shared by
+    its two kinds in proportion to their costs alone -- which kind's slots the other
+    fills depends on the mix, so neither is charged the saving alone. At
+    ``read_fraction`` 1 every kind costs what :func:`wire_bytes_per_message` gives."""
     out = {}
-    for direction, (read, write) in MEM_PAIRS.items():
-        table = mixed_costs(mode)[direction]
-        mean = table[k] + (x - k) * (table[k + 1] - table[k])
+    for direction, mean in mixed_line_bytes(mode, read_fraction).items():
+        read, write = MEM_PAIRS[direction]
         own = wire_bytes_per_message(mode, read), wire_bytes_per_message(mode, write)
         scale = mean / (read_fraction * own[0] + (1 - read_fraction) * own[1])
         out[read], out[write] = own[0] * scale, own[1] * scale

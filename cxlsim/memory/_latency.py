@@ -7,8 +7,8 @@ One source for the queues' waits: :class:`~cxlsim.memory.dram.DramTarget` and
 :func:`node_fixed_point`, with no Python between the evaluations of its root finder.
 
 A target is a row of floats (its *spec*, a slice of a flat array), laid out as below;
-an expander's spec is followed by its device DRAM's spec (if any) and by the
-nanoseconds per wire byte of each of its links. The arithmetic is the Python models'
+an expander's spec is followed by its device DRAM's spec (if any), its links' mixed
+message costs down and up, and the nanoseconds per wire byte of each of its links. The arithmetic is the Python models'
 operation for operation, so both give the same floats.
 """
 
@@ -19,8 +19,6 @@ import math
 import numpy as np
 from numba import njit
 
-from cxlsim.link.flits import MIX_STEPS
-
 #: Target kinds (a spec's first float).
 DRAM, EXPANDER, CURVES = 0, 1, 2
 #: A DRAM spec: kind, idle latency, peak B/s, efficiency, turnaround ns, writes per
@@ -30,12 +28,13 @@ DRAM, EXPANDER, CURVES = 0, 1, 2
 DRAM_FLOATS = 10
 #: An expander spec: kind, idle latency, links, wire bytes of M2S Req, M2S RwD, S2M NDR,
 #: S2M DRS (each in a stream of its own kind), media ns a line, controller ns a request,
-#: request buffer (0: none), has a DRAM; then its DRAM spec (if any), the mean wire bytes
-#: of a mixed message stream down and up at read fractions k / MIX_STEPS
-#: (:func:`cxlsim.link.flits.mixed_costs`) and its links' ns per byte.
+#: request buffer (0: none), has a DRAM, the steps m of its mixed costs; then its DRAM
+#: spec (if any), the mean wire bytes of a mixed message stream down and up at read
+#: fractions k / m, k = 0..m (:func:`cxlsim.link.flits.mixed_costs`), and its links' ns
+#: per byte.
 (X_IDLE, X_HOPS, X_REQ, X_RWD, X_NDR, X_DRS, X_MEDIA, X_CTRL, X_BUFFER,
- X_HAS_DRAM) = range(1, 11)
-EXPANDER_FLOATS = 11
+ X_HAS_DRAM, X_STEPS) = range(1, 12)
+EXPANDER_FLOATS = 12
 #: A curves spec: kind, idle latency, curves; then per curve (by read fraction): its read
 #: fraction, points, the points' bandwidths (B/s) and latencies (ns).
 C_CURVES = 2
@@ -118,12 +117,12 @@ def dram_waits(spec, at, read_bps, write_bps, rho, wait, n):
 
 
 @njit(cache=True)
-def mixed_scale(spec, table, read_fraction, read_cost, write_cost):
+def mixed_scale(spec, table, steps, read_fraction, read_cost, write_cost):
     """Factor on both kinds' own-stream costs that gives a direction's mixed cost at
-    this read fraction (the table at ``table``, linear between its steps), as
+    this read fraction (the ``steps + 1`` costs at ``table``, linear between them), as
     :func:`cxlsim.link.flits.mixed_message_bytes` shares it."""
-    x = read_fraction * MIX_STEPS
-    k = min(int(x), MIX_STEPS - 1)
+    x = read_fraction * steps
+    k = min(int(x), steps - 1)
     mean = spec[table + k] + (x - k) * (spec[table + k + 1] - spec[table + k])
     return mean / (read_fraction * read_cost + (1.0 - read_fraction) * write_cost)
 
@@ -138,11 +137,12 @@ def expander_waits(spec, at, read_bps, write_bps, rho, wait):
     hops = int(spec[at + X_HOPS])
     has_dram = spec[at + X_HAS_DRAM] != 0.0
     down = at + EXPANDER_FLOATS + (DRAM_FLOATS if has_dram else 0)
-    up = down + MIX_STEPS + 1
-    links = up + MIX_STEPS + 1
+    steps = int(spec[at + X_STEPS])
+    up = down + steps + 1
+    links = up + steps + 1
     req, rwd, drs, ndr = spec[at + X_REQ], spec[at + X_RWD], spec[at + X_DRS], spec[at + X_NDR]
-    s_down = mixed_scale(spec, down, mix, req, rwd)
-    s_up = mixed_scale(spec, up, mix, drs, ndr)
+    s_down = mixed_scale(spec, down, steps, mix, req, rwd)
+    s_up = mixed_scale(spec, up, steps, mix, drs, ndr)
     n = 0
     for h in range(hops):
         nspb = spec[links + h]

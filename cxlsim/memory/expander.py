@@ -4,7 +4,8 @@
 (:meth:`cxlsim.topology.elaborate.System.mem_path`): the route's root port and switch
 latencies, each link's one-way latency, flit time, serializer bandwidth and retry-buffer
 cap, the flit packer's wire cost of every CXL.mem message, and the device's controller
-and media latencies. Its unloaded read latency is exactly the transaction level's::
+and media latencies. Its unloaded read latency is exactly the transaction level's (for
+a path built for all reads, ``mem_path``'s default)::
 
     idle = 2 x (root port + switch hops) + sum over links of [2 x (one-way + flit time)
            + (wire(M2S Req) + wire(S2M DRS)) / serializer] + controller + media
@@ -44,7 +45,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cxlsim.link.flits import mixed_costs, mixed_message_bytes, wire_bytes_per_message
+from cxlsim.link.flits import MIX_STEPS, mixed_costs, mixed_line_bytes, wire_bytes_per_message
 from cxlsim.link.params import LinkParams
 from cxlsim.link.tlp import cachemem_bandwidth
 from cxlsim.memory import _latency
@@ -134,7 +135,7 @@ class ExpanderTarget:
         self.spec = np.concatenate([
             [_latency.EXPANDER, self.idle_latency, len(self.hops), self.wire[M2S_REQ],
              self.wire[M2S_RWD], self.wire[S2M_NDR], self.wire[S2M_DRS], media_service,
-             self.request_time, self.request_buffer or 0, self.dram is not None],
+             self.request_time, self.request_buffer or 0, self.dram is not None, MIX_STEPS],
             self.dram.spec if self.dram is not None else [],
             mixed_costs(mode)["down"], mixed_costs(mode)["up"],
             [h.ns_per_byte for h in self.hops]]).astype(float)
@@ -147,20 +148,12 @@ class ExpanderTarget:
                 + self.controller_latency + self.media_latency + self._media_service
                 + self.request_time)
 
-    def wire_per_line(self, read_fraction: float) -> dict[str, float]:
-        """Wire bytes per line of traffic down and up at this read fraction (the mixed
-        stream's cost)."""
-        r = read_fraction
-        w = mixed_message_bytes(self.flit_mode, r)
-        return {"down": r * w[M2S_REQ] + (1 - r) * w[M2S_RWD],
-                "up": r * w[S2M_DRS] + (1 - r) * w[S2M_NDR]}
-
     def limits(self, read_fraction: float = 1.0) -> dict[str, float]:
         """Each limit's largest total bandwidth (B/s) at this mix: the busier direction
         of each link, the DRAM, the media, the controller's rate, its request buffer
         (requests in flight x 64 B / the idle round trip)."""
         r = read_fraction
-        busier = max(self.wire_per_line(r).values())
+        busier = max(mixed_line_bytes(self.flit_mode, r).values())
         out = {h.name: LINE_BYTES * 1e9 / (busier * h.ns_per_byte) for h in self.hops}
         if self.dram is not None:
             out["dram"] = self.dram.capacity(r)

@@ -73,6 +73,29 @@ def _relative(target_id: str, simulated: float, shown: str, note: str = "") -> O
                                                            note))))
 
 
+def _transfer_note(config: Any, penalty: float, n: int, gap: float) -> str:
+    """Where the DES and the closed form part at ``n`` bytes on the CXL link with this
+    ``cxl_penalty``: the TLPs each charges, from the link's PCIe settings, and ``gap``
+    (ns) between them."""
+    from cxlsim.experiments.kinds.ornl_transfer import devices
+    from cxlsim.link.tlp import (completion_wire_bytes, phy_config, read_request_wire_bytes,
+                                 write_wire_bytes)
+    from cxlsim.topology import Topology
+
+    dev = next(d for d in devices(Topology.from_spec(config.topology))[1]
+               if d.penalty == penalty)
+    cfg = phy_config(dev.link)
+    mrd, mwr, cpl = (read_request_wire_bytes(n, cfg), write_wire_bytes(n, cfg),
+                     completion_wire_bytes(n, cfg))
+    return (f"it charges the sending direction's MRd + MWr ({mrd} + {mwr} B) at "
+            f"cxl_penalty x b_n and then the whole t_s (the link's {dev.fixed:.1f} ns round "
+            f"trip); in the DES the transfer ends with its read (MRd one way, CplD of {cpl} "
+            f"B back) while the MWr lands one way after it leaves: {gap:.2f} ns shorter, "
+            f"the MWr's {mwr - n} B of overhead against the CplD's {cpl - n} B, at any link "
+            "latency. The closed form is a sum of latency and throughput, an upper bound on "
+            "one transfer's critical path")
+
+
 @check("T1.1", "T1.2", "T1.3", "T1.4")
 def ornl_transfer(quick: bool) -> dict[str, Outcome]:
     """ORNL transfer model: DES of PCIe vs CXL transfers on topologies/ornl-gen3-x16.yaml
@@ -89,13 +112,8 @@ def ornl_transfer(quick: bool) -> dict[str, Outcome]:
     gap = float(first.loc["CXL p=0.6", "t_analytic_ns"] - first.loc["CXL p=0.6", "t_sim_ns"])
     return {
         "T1.1": _relative("T1.1", s06, f"{s06:.2f}x", (
-            f"the slides' closed form on the same link gives {closed:.2f}x: it charges the "
-            "sending direction's MRd + MWr (24 + 88 B) at cxl_penalty x b_n and then the "
-            "whole t_s (the link's 2 x 20 ns round trip); in the DES the transfer ends with "
-            "its read (MRd one way, CplD of 84 B back) while the MWr lands one way after it "
-            f"leaves: {gap:.2f} ns shorter, the MWr's 24 B header against the CplD's 20 B, "
-            "at any link latency. The closed form is a sum of latency and throughput, an "
-            "upper bound on one transfer's critical path")),
+            f"the slides' closed form on the same link gives {closed:.2f}x: "
+            + _transfer_note(result.config, 0.6, int(first["size_B"].iloc[0]), gap))),
         "T1.2": _relative("T1.2", x06, f"{x06:.2f} KiB"),
         "T1.3": _relative("T1.3", x09, f"{x09:.2f} KiB"),
         "T1.4": Outcome(
@@ -434,7 +452,8 @@ def app_cxl_vs_ram(quick: bool) -> dict[str, Outcome]:
             return (latency_rise(system, app, cxl_w, n, m)
                     - latency_rise(system, app, ref, n, m))
 
-        most = max(steeper(m) for m in (1, 1.5, 2, 3, 4, 6, 8, 12, 16, mlp))
+        tried = sorted({1, 1.5, 2, 3, 4, 6, 8, 12, 16, mlp})
+        most = max(steeper(m) for m in tried)
         workers = steeper_from(system, spec.app, cxl_w, ref, visible, more, mlp)
         why = (f"CXL-only request latency rises {rise_c - rise_r:+.2%} more than RAM-only, "
                f"below the {visible:.0%} counted as steeper. Each access follows at least "
@@ -442,8 +461,9 @@ def app_cxl_vs_ram(quick: bool) -> dict[str, Outcome]:
                f"{per:.0f} B / {gap:g} ns = {demand_ceiling(spec.app, n):.1f} GB/s whatever "
                f"their MLP: CXL's busiest queue is then {top['utilisation']:.0%} busy and its "
                f"latency {top['memory_latency_ns'] - idle['memory_latency_ns']:+.0f} ns over "
-               f"{idle['memory_latency_ns']:.0f} ns, and no MLP of 1-{max(16, mlp):g} makes the "
-               f"rises differ by more than {most:+.2%}. "
+               f"{idle['memory_latency_ns']:.0f} ns, and none of the MLPs tried "
+               f"({', '.join(f'{m:g}' for m in tried)}) makes the rises differ by more than "
+               f"{most:+.2%}. "
                + (f"{workers} workers like these would ({workers / n:.1f}x the assumed cores"
                   if workers else f"Not even {more[-1]} workers would (")
                + "; the report names neither the Xeon 6 SKU nor its PostgreSQL thread counts)")
@@ -579,9 +599,9 @@ def _shape_note(summary: pd.DataFrame) -> str:
 def _link_note(module: Any, r: float) -> str:
     """What the binding link carries at read fraction ``r``: its busier direction's wire
     bytes a line in the mixed stream, against the two kinds' own streams added."""
-    from cxlsim.link.flits import MEM_PAIRS, wire_bytes_per_message
+    from cxlsim.link.flits import MEM_PAIRS, mixed_line_bytes, wire_bytes_per_message
 
-    per_line = module.wire_per_line(r)
+    per_line = mixed_line_bytes(module.flit_mode, r)
     way = max(per_line, key=per_line.get)
     read, write = MEM_PAIRS[way]
     apart = (r * wire_bytes_per_message(module.flit_mode, read)
@@ -608,12 +628,15 @@ def expander_modules(quick: bool) -> dict[str, Outcome]:
         bounds = module.limits(r)
         binding = min(bounds, key=bounds.get)
         published = _published(target)
-        why = {"request buffer": (
-            f"{published:g} GB/s needs {published * module.idle_latency / 64:.0f} requests "
-            f"in flight at the {module.idle_latency:.0f} ns round trip, more than the "
-            f"assumed ASIC's {module.request_buffer}; the module's own depth is not "
-            "published"), "dram": "the module's DRAM binds"}.get(
-            binding, _link_note(module, r))
+        if binding == "request buffer":
+            why = (f"{published:g} GB/s needs {published * module.idle_latency / 64:.0f} "
+                   f"requests in flight at the {module.idle_latency:.0f} ns round trip, more "
+                   f"than the assumed ASIC's {module.request_buffer}; the module's own depth "
+                   "is not published")
+        elif binding in {h.name for h in module.hops}:
+            why = _link_note(module, r)
+        else:
+            why = f"the module's {binding} binds"
         limits = ", ".join(f"{k} {v / 1e9:.1f}" for k, v in bounds.items())
         out[target] = _relative(target, capacity, f"{capacity:.1f} GB/s",
                                 f"limits, GB/s: {limits}; {why}")

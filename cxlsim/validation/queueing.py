@@ -41,10 +41,9 @@ from cxlsim.analytic.queues import lindley, littles_law_L, md1_mean_wait
 from cxlsim.devices.requester import PoissonRequester
 from cxlsim.engine import Simulation, call_later
 from cxlsim.link.direction import CACHEMEM, LinkDirection
-from cxlsim.link.flits import mixed_message_bytes
+from cxlsim.link.flits import mixed_line_bytes
 from cxlsim.link.params import LinkParams
 from cxlsim.link.tlp import serializer_bandwidth
-from cxlsim.protocol.mem import M2S_REQ, M2S_RWD, S2M_DRS, S2M_NDR
 from cxlsim.resources import bundled
 from cxlsim.topology import Topology, load_topology
 from cxlsim.topology.elaborate import System
@@ -242,9 +241,7 @@ def busiest_utilization(topo: Topology, system: System, host: str, devices: Sequ
             if (a, b) not in system.links:
                 continue
             mode = system.links[a, b].params.flit or "68B"
-            w = mixed_message_bytes(mode, 1 - write_fraction)
-            down = (1 - write_fraction) * w[M2S_REQ] + write_fraction * w[M2S_RWD]
-            up = (1 - write_fraction) * w[S2M_DRS] + write_fraction * w[S2M_NDR]
-            for key, per_request in (((a, b), down), ((b, a), up)):
+            per_line = mixed_line_bytes(mode, 1 - write_fraction)
+            for key, per_request in (((a, b), per_line["down"]), ((b, a), per_line["up"])):
                 busy[key] = busy.get(key, 0.0) + per_request * 1e9 / bandwidth[key] / len(devices)
     return max(busy.values())

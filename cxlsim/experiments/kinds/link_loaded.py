@@ -24,8 +24,7 @@ from cxlsim.experiments.progress import progress_bar, steps
 from cxlsim.experiments.result import RunResult
 from cxlsim.experiments.spec import ExperimentSpec, HostName, MemoryDeviceName, register
 from cxlsim.devices.requester import PoissonRequester
-from cxlsim.protocol.mem import M2S_REQ, M2S_RWD, S2M_DRS, S2M_NDR
-from cxlsim.link.flits import mixed_message_bytes
+from cxlsim.link.flits import mixed_line_bytes
 from cxlsim.link.params import FlitMode
 from cxlsim.topology import Topology
 from cxlsim.topology.elaborate import System
@@ -88,10 +87,8 @@ class LinkLoadedExperiment(ExperimentSpec):
                  if link.protocol == "cxl" else link for link in self.topology.links]
         topo = Topology.from_spec(self.topology.model_copy(update={"links": links}))
         first = next(r for r in topo.routes if r.host == self.host and r.device == self.device)
-        wire = mixed_message_bytes(mode, reads)
-        down = reads * wire[M2S_REQ] + (1 - reads) * wire[M2S_RWD]  # wire bytes per request
-        up = reads * wire[S2M_DRS] + (1 - reads) * wire[S2M_NDR]
-        capacity = first.bandwidth * (64 / max(down, up))  # B/s of 64 B lines
+        busier = max(mixed_line_bytes(mode, reads).values())  # wire bytes per request
+        capacity = first.bandwidth * (64 / busier)  # B/s of 64 B lines
         rate = load * capacity / 64 / 1e9  # requests per ns
         warm = int(self.requests * self.warmup)
         sim = Simulation(self.seed, stream, warmup=warm / rate)
