@@ -154,8 +154,8 @@ class DramParams(StrictModel):
 
     @property
     def bank_time(self) -> float:
-        """ns a line access holds its bank: the row cycle tRC (every access opens a row);
-        0 = banks never queue."""
+        """ns a burst of ``burst_lines`` lines holds its bank: the row cycle tRC (each
+        burst opens a row, its lines hit it); 0 = banks never queue."""
         return self.trc or self.tras + self.trp
 
     @property

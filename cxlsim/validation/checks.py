@@ -539,7 +539,7 @@ def mess_curves(quick: bool) -> dict[str, Outcome]:
         capacity, top = row.model_capacity_GBps, row.measured_max_GBps
         out[shape_id] = _in_band(shape_id, row.mean_abs_error_ns, shown, (
             f"the model saturates at {capacity:.0f} GB/s, where Graviton3 reaches {top:.0f} "
-            "GB/s: the write drain (22.4 lines per turnaround, the stated watermarks) costs "
+            "GB/s: the write drain (the stated write-queue watermarks) costs "
             "more bus time than Graviton3's controller loses at this mix"
             if capacity < 0.95 * top else ""))
         out[peak_id] = _relative(peak_id, capacity, f"{capacity:.1f} GB/s",
