@@ -19,7 +19,9 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
+from cxlsim import scratch
 from cxlsim.errors import InputError, RunWarning, did_you_mean
+from cxlsim.signals import Stopped, stop_cleanly
 from cxlsim.traces.cli import add_trace_commands
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -354,8 +356,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``cxlsim`` console script."""
     args = _parser().parse_args(argv)
     warnings.formatwarning = _warning_line
+    scratch.remove_stale()  # what runs killed by SIGKILL or a power cut left
     try:
-        return args.handler(args)
+        with stop_cleanly():
+            return args.handler(args)
     except InputError as exc:
         print(f"cxlsim: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -369,6 +373,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("cxlsim: interrupted", file=sys.stderr)
         return 130
+    except Stopped as exc:  # SIGTERM, SIGHUP: what this process made is removed at exit
+        try:
+            print(f"cxlsim: {exc}", file=sys.stderr)
+        except OSError:  # the terminal that would show it is gone
+            pass
+        return exc.code
 
 
 def console() -> None:

@@ -40,6 +40,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
+from cxlsim import scratch
 from cxlsim.config import load_document, parse_assignment
 from cxlsim.errors import InputError, Location
 from cxlsim.experiments.kinds import kind_modules
@@ -457,10 +458,12 @@ def _start_worker(parent: int, jobs: int) -> None:
 
 def _exit_with_parent(parent: int, poll: float = 0.5) -> None:
     """Worker initializer: end this worker once its parent is gone (e.g. killed by
-    SIGKILL, which gives the pool no chance to stop its workers)."""
+    SIGKILL, which gives the pool no chance to stop its workers), with the temporary
+    folders it made."""
     def watch() -> None:  # the parent is not ours to wait for: a forkserver forked us
         while _alive(parent):
             time.sleep(poll)
+        scratch.remove_own()
         os._exit(1)
 
     threading.Thread(target=watch, name="cxlsim-parent-watch", daemon=True).start()

@@ -20,7 +20,6 @@ node's traffic share (``traffic_share_NODE``) and pages migrated per simulated s
 from __future__ import annotations
 
 import json
-import tempfile
 import warnings
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import ExitStack
@@ -32,6 +31,7 @@ import pandas as pd
 import plotly.express as px
 from pydantic import Field, PrivateAttr, ValidationError, ValidationInfo, field_validator, model_validator
 
+from cxlsim import scratch
 from cxlsim.config.base import ProblemAt, StrictModel, scales
 from cxlsim.config.validate import problem_in
 from cxlsim.errors import InputError, RunWarning, shown, unknown
@@ -559,8 +559,7 @@ class TraceMemoryExperiment(MemoryExperiment):
         return trace_cache.generated(
             key, g.n, lambda folder: generate(g.generate, g.n, g.seed, folder / "trace.arrow",
                                               key[3]),
-            lambda: Path(stack.enter_context(
-                tempfile.TemporaryDirectory(prefix="cxlsim-trace-"))))
+            lambda: stack.enter_context(scratch.temporary("cxlsim-trace-")))
 
     def _check(self, found: Survey) -> None:
         if found.records == 0:
