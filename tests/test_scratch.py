@@ -180,3 +180,15 @@ def test_a_forked_process_removes_its_own_folders_never_its_parents(tmp):
         assert (own_left, parent_left) == (False, True) and parent.exists()
         assert json.loads((parent / scratch.MARKER).read_text())["pid"] == os.getpid()
     assert not parent.exists() and list(tmp.iterdir()) == []
+
+
+def test_a_conversion_between_tools_goes_through_a_folder_of_ours_and_leaves_nothing(
+        tmp_path, tmp, monkeypatch):
+    made, make = [], scratch.make
+    monkeypatch.setattr(scratch, "make", lambda prefix: made.append(make(prefix)) or made[-1])
+    out = tmp_path / "l.trace"
+    assert main(["trace", "convert", str(REPO / "traces" / "samples" / "lackey.txt"), str(out),
+                 "--from", "lackey", "--to", "ramulator"]) == 0
+    assert out.read_text().startswith("0x1ffefffd88 W\n")
+    assert [p.parent for p in made] == [tmp] and list(tmp.iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["l.trace", "tmp"]

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cxlsim import scratch
 from cxlsim.errors import InputError
 
 if TYPE_CHECKING:
@@ -190,12 +190,11 @@ def _cmd_convert(args: argparse.Namespace) -> int:
         return 0
     if args.source == NATIVE:
         export_trace(args.input, args.output, args.target, args.options)
-    else:  # tool -> native (in a temporary folder beside OUT) -> tool
-        folder = Path(args.output).parent
-        if not folder.is_dir():
+    else:  # tool -> native (in a folder of the temporary folder) -> tool
+        if not Path(args.output).parent.is_dir():
             raise InputError("cannot write: the folder does not exist", location=args.output)
-        with tempfile.TemporaryDirectory(dir=folder) as tmp:
-            native = Path(tmp) / "trace.arrow"
+        with scratch.temporary("cxlsim-convert-") as tmp:
+            native = tmp / "trace.arrow"
             import_trace(args.input, native, args.source, args.options, args.skip_bad)
             export_trace(native, args.output, args.target)
     print(f"wrote {args.output} ({args.target})", file=sys.stderr)
