@@ -1,5 +1,5 @@
 """Folders cxlsim makes outside a run folder (generated traces, a conversion's
-intermediate file): made and removed here, and only here.
+intermediate file): made, checked for room and removed here, and only here.
 
 Each is a ``cxlsim-*`` folder of the temporary folder (``TMPDIR``, else the system's)
 holding a marker, :data:`MARKER`, that names its owner: the process's pid, its start
@@ -20,17 +20,22 @@ import json
 import os
 import shutil
 import socket
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from multiprocessing.util import Finalize
 from pathlib import Path
 
+from cxlsim.errors import InputError
+from cxlsim.units import format_size
 
 #: Every folder made here is named so.
 PREFIX = "cxlsim-"
 #: The file in each folder that names its owner.
 MARKER = ".cxlsim-owner"
+#: A folder this large is announced on stderr before it is filled.
+ANNOUNCED = 1 << 30
 
 _PROC = Path("/proc")
 _BOOT_ID = _PROC / "sys/kernel/random/boot_id"
@@ -99,6 +104,21 @@ def remove_stale(root: str | Path | None = None) -> list[Path]:
             shutil.rmtree(entry.path, ignore_errors=True)
             removed.append(Path(entry.path))
     return removed
+
+
+def check_room(folder: Path, needed: int, what: str) -> None:
+    """Before ``what`` writes ``needed`` bytes in ``folder`` (in one of :func:`make`):
+    say so on stderr when it is large, refuse when its file system has not that room."""
+    free = shutil.disk_usage(folder).free
+    where = f"{tempfile.gettempdir()} (the temporary folder: TMPDIR)"
+    if needed > free:
+        raise InputError(f"{what} needs {format_size(needed, 3)} in {where}, which has "
+                         f"{format_size(free, 3)} free: point TMPDIR at a folder with room "
+                         f"or free some")
+    if needed > ANNOUNCED:
+        from tqdm.auto import tqdm  # a line that leaves a progress bar whole
+
+        tqdm.write(f"{what}: {format_size(needed, 3)} in {where}", file=sys.stderr)
 
 
 def _identity(pid: int) -> dict[str, object]:

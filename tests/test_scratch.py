@@ -14,12 +14,16 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from conftest import REPO
 from cxlsim import scratch
 from cxlsim.cli import main
+from cxlsim.experiments import load_experiment, trace_cache
+from cxlsim.traces.generators import trace_bytes
+from cxlsim.units import format_size
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="signals and /proc as on Linux")
@@ -192,3 +196,29 @@ def test_a_conversion_between_tools_goes_through_a_folder_of_ours_and_leaves_not
     assert out.read_text().startswith("0x1ffefffd88 W\n")
     assert [p.parent for p in made] == [tmp] and list(tmp.iterdir()) == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["l.trace", "tmp"]
+
+
+def test_a_temporary_folder_without_room_is_refused_before_the_run(tmp_path, tmp,
+                                                                    monkeypatch, capsys):
+    monkeypatch.setattr(trace_cache, "_cache", trace_cache._Cache())  # none kept yet
+    monkeypatch.setattr(scratch.shutil, "disk_usage", lambda path: SimpleNamespace(free=10**6))
+    (tmp_path / "tm.yaml").write_text(RUN % 60_000)
+    assert main(["run", str(tmp_path / "tm.yaml")]) == 2
+    needed = format_size(trace_bytes("uniform", 60_000), 3)
+    assert capsys.readouterr().err == (
+        f"cxlsim: error: generating a trace of 60,000 records needs {needed} in {tmp} (the "
+        f"temporary folder: TMPDIR), which has 1 MB free: point TMPDIR at a folder with "
+        f"room or free some\n")
+    assert {p.name for p in tmp.rglob("*") if p.is_file()} == {scratch.MARKER}
+
+
+def test_a_large_trace_is_announced_with_the_room_it_takes(tmp_path, tmp, monkeypatch,
+                                                            capsys):
+    monkeypatch.setattr(trace_cache, "_cache", trace_cache._Cache())  # none kept yet
+    monkeypatch.setattr(scratch, "ANNOUNCED", 1_000_000)
+    (tmp_path / "tm.yaml").write_text(RUN % 60_000)
+    load_experiment(tmp_path / "tm.yaml").run()
+    needed = format_size(trace_bytes("uniform", 60_000), 3)
+    assert capsys.readouterr().err.count(
+        f"generating a trace of 60,000 records: {needed} in {tmp} (the temporary folder: "
+        f"TMPDIR)\n") == 1

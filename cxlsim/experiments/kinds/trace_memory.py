@@ -55,7 +55,7 @@ from cxlsim.tiered.policies import POLICIES, Policy
 from cxlsim.tiered.policies.damon import check_attrs
 from cxlsim.tiered.run import LOSSES, VMSTAT, Survey, simulate, survey
 from cxlsim.traces import generate, open_trace
-from cxlsim.traces.generators import KINDS
+from cxlsim.traces.generators import KINDS, trace_bytes
 from cxlsim.traces.params import parse_param
 from cxlsim.units import (Bandwidth, KernelMs, Percent, Size, Time, format_time, parse_percent,
                           shown_in)
@@ -556,10 +556,14 @@ class TraceMemoryExperiment(MemoryExperiment):
             return Path(self.trace), [None]
         g = self.trace
         key = self._trace_key()
+
+        def make(folder: Path) -> Path:
+            scratch.check_room(folder, trace_bytes(g.generate, g.n),
+                               f"generating a trace of {g.n:,} records")
+            return generate(g.generate, g.n, g.seed, folder / "trace.arrow", key[3])
+
         return trace_cache.generated(
-            key, g.n, lambda folder: generate(g.generate, g.n, g.seed, folder / "trace.arrow",
-                                              key[3]),
-            lambda: stack.enter_context(scratch.temporary("cxlsim-trace-")))
+            key, g.n, make, lambda: stack.enter_context(scratch.temporary("cxlsim-trace-")))
 
     def _check(self, found: Survey) -> None:
         if found.records == 0:

@@ -18,13 +18,13 @@ from cxlsim.errors import InputError, unknown
 from cxlsim.prefetch import prefetched
 from cxlsim.traces.generators import kv, patterns, popularity, redis, tpp
 from cxlsim.traces.generators.base import Kind
-from cxlsim.traces.native import TraceMeta, TraceWriter
+from cxlsim.traces.native import REQUIRED, TraceMeta, TraceWriter, file_bytes
 from cxlsim.traces.params import parse_params
 
 KINDS: dict[str, Kind] = {k.name: k for k in (
     *popularity.KINDS, *patterns.KINDS, *kv.KINDS, *redis.KINDS, *tpp.KINDS)}
 
-__all__ = ["KINDS", "Kind", "generate"]
+__all__ = ["KINDS", "Kind", "generate", "trace_bytes"]
 
 
 def generate(kind: str, n: int, seed: int, out: str | Path,
@@ -54,6 +54,12 @@ def generate(kind: str, n: int, seed: int, out: str | Path,
                              {"size": np.full(m, p["size"], np.uint32)})})
             done += m
     return Path(out)
+
+
+def trace_bytes(kind: str, n: int) -> int:
+    """Bytes on disk of the file :func:`generate` writes for ``n`` records of generator
+    ``kind``, at most: 25-28 a record."""
+    return file_bytes((*REQUIRED, *KINDS[kind].columns), n)
 
 
 def _times(index: np.ndarray, interval: float) -> np.ndarray:

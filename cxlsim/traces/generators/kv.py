@@ -141,5 +141,6 @@ KINDS = (
           "max_scan": Param("100", integer(1), "longest scan (workload E)"),
           "log_size": Param("256 MiB", parse_size, "size of the write-ahead log ring"),
           "base": Param("0x100000000", integer(0), "address of the index")},
-         kv, regions={INDEX: "index", VALUES: "values", LOG: "log"}),
+         kv, regions={INDEX: "index", VALUES: "values", LOG: "log"},
+         columns=("page_type", "region")),
 )

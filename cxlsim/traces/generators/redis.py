@@ -108,5 +108,5 @@ KINDS = (
           "settle_set": Param("64 KiB", parse_size, "bytes the other task reads while the "
                                                     "filler sits (assumption: a small, "
                                                     "cache-resident task)")},
-         redis, regions={**_KV.regions, COLD: "cold", OTHER: "other"}),
+         redis, regions={**_KV.regions, COLD: "cold", OTHER: "other"}, columns=_KV.columns),
 )
