@@ -88,22 +88,18 @@ def remove_own() -> None:
             remove(folder)
 
 
-def remove_stale(root: str | Path | None = None) -> list[Path]:
-    """Remove the folders in ``root`` (default: the temporary folder) whose marker names
-    a process of this host that no longer runs; return them."""
-    root = Path(tempfile.gettempdir() if root is None else root)
+def remove_stale() -> None:
+    """Remove the folders of the temporary folder whose marker names a process of this
+    host that no longer runs."""
     try:
-        entries = [e for e in os.scandir(root) if e.name.startswith(PREFIX)]
+        entries = [e for e in os.scandir(tempfile.gettempdir()) if e.name.startswith(PREFIX)]
     except OSError:
-        return []
+        return
     here = _identity(os.getpid())
-    removed = []
     for entry in entries:
         owner = _owner(entry)
         if owner is not None and owner["host"] == here["host"] and not _runs(owner, here):
             shutil.rmtree(entry.path, ignore_errors=True)
-            removed.append(Path(entry.path))
-    return removed
 
 
 def check_room(folder: Path, needed: int, what: str) -> None:

@@ -27,7 +27,7 @@ from typing import Any
 
 from cxlsim import scratch
 
-#: Most records kept at once (~27 B a record on disk: 14 GB).
+#: Most records kept at once (25-28 B a record on disk, generators.trace_bytes: 13-15 GB).
 CACHED_RECORDS = 1 << 29
 #: Traces kept at once.
 CACHED_TRACES = 4
