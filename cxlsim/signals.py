@@ -9,7 +9,8 @@ shell reports a process the signal ended). The first one is also sent on to the
 process's multiprocessing children (a sweep's workers), so that a signal sent to the
 parent alone does not leave it waiting for points that run on; later ones are ignored,
 so that a worker that got the signal twice (from a ``timeout`` that signals the whole
-process group, and from its parent) is not stopped again while it cleans up.
+process group, and from its parent) is not stopped again while it cleans up, and
+:func:`check` raises it again where a stopped worker would start more work.
 """
 
 from __future__ import annotations
@@ -40,7 +41,19 @@ class Stopped(SystemExit):
         return f"stopped by {signal.Signals(self.signum).name}"
 
 
+_stopped_by: int | None = None  # the signal that stopped this process
+
+
+def check() -> None:
+    """Raise :class:`Stopped` if a signal stopped this process (a worker that the pool
+    would hand the next task after its stopped one)."""
+    if _stopped_by is not None:
+        raise Stopped(_stopped_by)
+
+
 def _stop(signum: int, frame: object) -> None:
+    global _stopped_by
+    _stopped_by = signum
     for s in SIGNALS:
         signal.signal(s, signal.SIG_IGN)
     for child in multiprocessing.active_children():

@@ -19,9 +19,9 @@ from types import SimpleNamespace
 import pytest
 
 from conftest import REPO
-from cxlsim import scratch
+from cxlsim import scratch, signals
 from cxlsim.cli import main
-from cxlsim.experiments import load_experiment, trace_cache
+from cxlsim.experiments import load_experiment, sweep, trace_cache
 from cxlsim.traces.generators import trace_bytes
 from cxlsim.units import format_size
 
@@ -119,6 +119,18 @@ def test_a_sweep_stopped_by_a_signal_to_its_parent_alone_stops_its_workers_and_t
     assert run.returncode == 128 + signum, err
     assert all(_gone(pid) for pid in workers)
     assert list(tmp.iterdir()) == []
+
+
+def test_a_stopped_worker_runs_none_of_the_points_queued_for_it(monkeypatch):
+    """The pool hands a worker its next task after the one a signal stopped: it ends at
+    once, so that the parent, waiting for its workers, is not kept waiting."""
+    ran = []
+    monkeypatch.setattr(sweep, "_run_point", lambda spec, i: ran.append(i) or {})
+    assert sweep._run_points([None, None], [0, 1]) == [{}, {}]
+    monkeypatch.setattr(signals, "_stopped_by", signal.SIGTERM)
+    with pytest.raises(signals.Stopped) as stopped:
+        sweep._run_points([None, None], [2, 3])
+    assert ran == [0, 1] and stopped.value.code == 143
 
 
 def _marker(folder: Path, **owner) -> Path:

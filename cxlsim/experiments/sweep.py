@@ -40,7 +40,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
-from cxlsim import scratch
+from cxlsim import scratch, signals
 from cxlsim.config import load_document, parse_assignment
 from cxlsim.errors import InputError, Location
 from cxlsim.experiments.kinds import kind_modules
@@ -198,8 +198,13 @@ def batches(points: list[int], workers: int) -> list[list[int]]:
 
 
 def _run_points(specs: list[ExperimentSpec], points: list[int]) -> list[dict[str, Any]]:
-    """Worker: run several points in turn (one task, one round trip)."""
-    return [_run_point(spec, i) for spec, i in zip(specs, points)]
+    """Worker: run several points in turn (one task, one round trip); none once a
+    signal stopped this worker (the tasks queued for it end at once)."""
+    out = []
+    for spec, i in zip(specs, points):
+        signals.check()
+        out.append(_run_point(spec, i))
+    return out
 
 
 def _run_point(spec: ExperimentSpec, point: int) -> dict[str, Any]:
