@@ -29,11 +29,12 @@ if TYPE_CHECKING:
 
 def run(experiment: str | Path, overrides: list[str] | tuple[str, ...] = (),
         progress: bool = False, jobs: int | None = None, executor: str | None = None,
-        out: str | Path | None = None) -> RunResult:
+        out: str | Path | None = None, quick: bool = False) -> RunResult:
     """Load an experiment file (or a shipped one by name, as ``cxlsim run`` does), apply
     ``--set``-style overrides, run it (every point of its sweep, on ``jobs`` processes or
-    ``executor``; ``progress``: a bar on stderr), write ``out`` if given, return it."""
+    ``executor``; ``progress``: a bar on stderr; ``quick``: its quick form, as ``cxlsim
+    run --quick``), write ``out`` if given, return it."""
     from cxlsim.experiments.sweep import run_file
 
     return run_file(experiment, overrides, progress=progress, jobs=jobs, executor=executor,
-                    out=out)
+                    out=out, quick=quick)

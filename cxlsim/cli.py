@@ -48,6 +48,10 @@ def _parser() -> argparse.ArgumentParser:
                      help="worker processes for a sweep (default: sweep.jobs or CPU count)")
     run.add_argument("--executor", default="local", metavar="local|dask://HOST:PORT",
                      help="where sweep points run (dask needs: pip install 'cxlsim[dask]')")
+    run.add_argument("--quick", action="store_true", help=(
+        "the same study at a coarser scale by the similarity law: fewer records, a "
+        "smaller footprint, the same tunables (what it changes is printed; an experiment "
+        "the law cannot shrink runs as is); default folder runs/NAME-quick"))
     _add_progress(run)
     run.set_defaults(handler=_cmd_run)
 
@@ -56,6 +60,8 @@ def _parser() -> argparse.ArgumentParser:
     resolve.add_argument("experiment",
                          help="experiment file (.yaml or .toml), or a shipped one's name")
     _add_set(resolve)
+    resolve.add_argument("--quick", action="store_true",
+                         help="its quick form (as run --quick), what it changes on stderr")
     resolve.set_defaults(handler=_cmd_resolve)
 
     val = sub.add_parser("validate", help="every reproduction target, simulated vs published")
@@ -116,9 +122,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from cxlsim.experiments import load_experiment
     from cxlsim.experiments.sweep import run_file
 
-    out = _run_folder(args.out, load_experiment(args.experiment, args.overrides).name)
+    name = load_experiment(args.experiment, args.overrides).name
+    out = _run_folder(args.out, f"{name}-quick" if args.quick else name)
     result = run_file(args.experiment, args.overrides, progress=_progress(args),
-                      jobs=args.jobs, executor=args.executor, out=out)
+                      jobs=args.jobs, executor=args.executor, out=out, quick=args.quick)
     if args.json:
         print(result.to_json())
     else:
@@ -164,8 +171,12 @@ def _run_folder(out: str | None, name: str) -> Path:
 def _cmd_resolve(args: argparse.Namespace) -> int:
     from cxlsim.config import dump_yaml
     from cxlsim.experiments import load_experiment
+    from cxlsim.experiments.quick import quick_overrides
 
     experiment = load_experiment(args.experiment, args.overrides)
+    if args.quick:
+        experiment = load_experiment(args.experiment, [*args.overrides,
+                                                       *quick_overrides(experiment)])
     print(dump_yaml(experiment), end="")
     if hasattr(experiment, "scaled_text"):  # the similarity law's values, as comments
         print(experiment.scaled_text(), end="")

@@ -25,7 +25,7 @@ import warnings
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -38,9 +38,10 @@ from cxlsim.errors import InputError, RunWarning, shown, unknown
 from cxlsim.experiments import trace_cache
 from cxlsim.experiments.memory_base import MemoryExperiment
 from cxlsim.experiments.progress import progress_bar
+from cxlsim.experiments.quick import QUICK_RECORDS, Change, QuickForm, factor_for
 from cxlsim.experiments.result import RunResult
 from cxlsim.experiments.spec import register
-from cxlsim.memory.sampling import check_factor, scaled_cpu
+from cxlsim.memory.sampling import check_factor, collapsed, scaled_cpu
 from cxlsim.mm.damon import DamonParams
 from cxlsim.mm.kernel import KernelMemory
 from cxlsim.mm.mempolicy import MemPolicy
@@ -57,8 +58,8 @@ from cxlsim.tiered.run import LOSSES, VMSTAT, Survey, simulate, survey
 from cxlsim.traces import generate, open_trace
 from cxlsim.traces.generators import KINDS
 from cxlsim.traces.params import parse_param
-from cxlsim.units import (Bandwidth, KernelMs, Percent, Size, Time, format_time, parse_percent,
-                          shown_in)
+from cxlsim.units import (Bandwidth, KernelMs, Percent, Size, Time, format_size, format_time,
+                          parse_percent, shown_in)
 
 #: The trace columns the run reads (and ``page_type`` when the trace has it).
 COLUMNS = ["addr", "op", "thread"]
@@ -174,6 +175,7 @@ MIN_SAMPLED_PAGES = 4096
 class TraceMemoryExperiment(MemoryExperiment):
     """A trace's application time and memory traffic on tiered memory, by policy."""
 
+    step_unit: ClassVar[str] = "epoch"
     kind: str = "trace-memory"
     trace: str | GeneratedTrace = Field(description=(
         "a native trace file (path relative to this file) or {generate: KIND, n: N, ...}"))
@@ -289,6 +291,38 @@ class TraceMemoryExperiment(MemoryExperiment):
             except ValueError as exc:
                 raise ProblemAt(str(exc), ("scale",)) from None
         return self
+
+    def coarser(self) -> QuickForm:
+        """The same study on a generated trace ``F`` times smaller (:mod:`..quick`): S,
+        records, the generator's footprint-like parameters, epoch, warm-up and the
+        nodes' absolute capacities; notes name the caches and TLBs the coarser scale
+        leaves without a whole set."""
+        if isinstance(self.trace, str):
+            return QuickForm(1, why_not="its trace is a file; only a generated trace can "
+                                        "be made smaller")
+        factor = factor_for(self.trace.n)
+        if factor == 1:
+            return QuickForm(1, why_not=f"its trace of {self.trace.n:,} records is already "
+                                        f"at most {QUICK_RECORDS:,}")
+        changes = [Change.of("trace.n", self.trace.n, "count", factor)]
+        for name, param in KINDS[self.trace.generate].params.items():
+            if param.shrinks:
+                changes.append(Change.of(f"trace.params.{name}", self.trace.params.get(
+                    name, param.default), param.shrinks, factor))
+        if self.real_footprint is None:  # else S follows the smaller footprint
+            changes.insert(0, Change.of("scale", f"{self.scale:g}", "scale", factor))
+        changes += [Change.of(key, getattr(self, key), "count", factor)
+                    for key in ("epoch", "warmup") if getattr(self, key)]
+        spec = {n.name: n for n in self.topology.nodes}
+        changes += [Change.of(f"topology.nodes[{m}].capacity", format_size(
+            int(spec[m].capacity)), "size", factor)
+            for members in self.nodes.values() for m in members
+            if m not in self.capacity_shares]
+        scale = self.scale * factor if self.real_footprint is None else None
+        notes = () if scale is None else tuple(
+            f"{name} at scale {scale:g}: {text}"
+            for name, text in collapsed(self.cpu, int(scale)))
+        return QuickForm(factor, tuple(changes), notes)
 
     def _law(self, cores: int, footprint: int = 0) -> Law:
         """The similarity law of a run on ``cores`` cores of a trace of ``footprint``
@@ -463,7 +497,7 @@ class TraceMemoryExperiment(MemoryExperiment):
             policy = kind(numa, found.footprint, self.mempolicy,
                           found.counts if kind.needs_counts else None, room, exp._params)
             with progress_bar(progress, -(-found.records // self.epoch), self.name,
-                              "epoch") as bar:
+                              self.step_unit) as bar:
                 run = simulate(chunks, found, self.memory(), exp.cpu, policy, kernel, cores,
                                self.epoch, self.seed, exp.kswapd_interval, self.thread_mlp,
                                exp.migration, exp._scanner(), exp._damon(), self.compute,

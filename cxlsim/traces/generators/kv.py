@@ -129,7 +129,8 @@ KINDS = (
     Kind("kv", "key-value store under a YCSB workload (A-F): index, values, write log",
          {**TIMING,
           "workload": Param("A", choice(*WORKLOADS), "YCSB core workload"),
-          "keys": Param("1000000", integer(1, 1 << 40), "keys loaded before the run"),
+          "keys": Param("1000000", integer(1, 1 << 40), "keys loaded before the run",
+                        shrinks="count"),
           "value_size": Param("1000 B", parse_size, "bytes of a value (YCSB: 10 fields "
                                                     "of 100 B)"),
           "distribution": Param("workload", choice("workload", "zipfian", "uniform",
@@ -139,7 +140,8 @@ KINDS = (
           "scrambled": Param("yes", boolean, "scrambled zipfian (YCSB's key chooser)"),
           **HOT,
           "max_scan": Param("100", integer(1), "longest scan (workload E)"),
-          "log_size": Param("256 MiB", parse_size, "size of the write-ahead log ring"),
+          "log_size": Param("256 MiB", parse_size, "size of the write-ahead log ring",
+                            shrinks="size"),
           "base": Param("0x100000000", integer(0), "address of the index")},
          kv, regions={INDEX: "index", VALUES: "values", LOG: "log"}),
 )
