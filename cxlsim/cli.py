@@ -86,7 +86,8 @@ def _parser() -> argparse.ArgumentParser:
     topo = sub.add_parser("topology", help="inspect topology files")
     topo_sub = topo.add_subparsers(dest="topology_command", required=True, metavar="ACTION")
     show = topo_sub.add_parser("show", help="print nodes, links and host-to-device routes")
-    show.add_argument("file", help="topology file (.yaml or .toml)")
+    show.add_argument("file", help="topology file (.yaml or .toml), or the name of one "
+                                   "shipped with cxlsim (e.g. switch-pool)")
     _add_set(show)
     show.add_argument("--html", metavar="OUT", help="also write a plotly picture of the graph")
     show.set_defaults(handler=_cmd_topology_show)

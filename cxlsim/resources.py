@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cxlsim.errors import InputError, did_you_mean
+
 FOLDERS = ("models", "topologies", "experiments")
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -32,6 +34,26 @@ def bundled_file(folder: str, name: str) -> Path | None:
         if is_file(candidate) and candidate.resolve().is_relative_to(base.resolve()):
             return candidate
     return None
+
+
+def file_or_shipped(folder: str, name: str | Path) -> Path:
+    """The file ``name`` names: itself if it is a file, else ``folder``'s shipped file of
+    that name, so that the CLI and Python take a shipped experiment or topology by name
+    from any folder (an InputError lists the shipped names)."""
+    path = Path(name)
+    if is_file(path):
+        return path
+    found = bundled_file(folder, str(name))
+    if found is None:
+        names = shipped(folder)
+        raise InputError(f"no such file, nor {_NOUNS[folder]} shipped with cxlsim"
+                         f"{did_you_mean(name, names)} (shipped: {', '.join(names)})",
+                         location=str(name))
+    return found
+
+
+#: What one shipped file of each folder is, for messages.
+_NOUNS = {"models": "a model", "topologies": "a topology", "experiments": "an experiment"}
 
 
 def shipped(folder: str) -> list[str]:

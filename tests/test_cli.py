@@ -214,9 +214,10 @@ def test_real_exit_code_of_a_bad_input(tmp_path):
                           capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert proc.returncode == 2
     assert proc.stdout == ""
+    shipped = sorted(p.stem for p in (REPO / "topologies").glob("*.yaml"))
     assert proc.stderr.splitlines() == [
-        f"cxlsim: error: {tmp_path / 'nope.yaml'}: no such file (expected a .yaml/.yml/.toml "
-        "file)"]
+        f"cxlsim: error: {tmp_path / 'nope.yaml'}: no such file, nor a topology shipped with "
+        f"cxlsim (shipped: {', '.join(shipped)})"]
 
 
 def test_real_exit_code_of_a_good_run(tmp_path):
