@@ -268,18 +268,22 @@ def _cmd_topology_show(args: argparse.Namespace) -> int:
                   mode="json", exclude={"name", "type"}, exclude_defaults=True).items())}
              for n in topo.spec.nodes]
     print(_table(nodes, ("node", "type", "details")) + "\n")
+    edges = sorted((edge for _, _, edge in topo.graph.edges(data=True) if not edge["internal"]),
+                   key=lambda edge: edge["index"])
     links = []
-    for a, b, edge in topo.graph.edges(data=True):
-        if edge["internal"]:
-            continue
+    for edge in edges:
         link = edge["link"]
-        links.append({"link": f"{link.src} -- {link.dst}", "protocol": link.protocol,
+        links.append({"#": edge["index"], "name": link.name,
+                      "link": f"{link.src} -- {link.dst}", "protocol": link.protocol,
                       "rate": f"{link.transfer_rate / 1e9:g} GT/s", "width": f"x{link.width}",
                       "flit": link.flit or "-",
                       "bandwidth/dir": format_bandwidth(edge["bandwidth"], digits=4),
                       "latency": format_time(edge["latency"], digits=4)})
-    print(_table(links, ("link", "protocol", "rate", "width", "flit", "bandwidth/dir",
-                         "latency")) + "\n")
+    named = any(link["name"] for link in links)
+    print(_table(links, ("#", *(("name",) if named else ()), "link", "protocol", "rate",
+                         "width", "flit", "bandwidth/dir", "latency")))
+    print(_wrap("Link # is the N of --set links[N].FIELD=VALUE (topology.links[N] in an "
+                "experiment); a link with a name is also links[NAME].") + "\n")
     routes = [{"route": f"{r.host} -> {r.device}", "links": str(r.links),
                "latency": format_time(r.latency, digits=4),
                "bandwidth/dir": format_bandwidth(r.bandwidth, digits=4),

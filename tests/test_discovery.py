@@ -4,8 +4,10 @@ name."""
 
 from __future__ import annotations
 
+import re
+
 import cxlsim
-from conftest import refused
+from conftest import REPO, refused, write_text
 from cxlsim.cli import main
 
 
@@ -17,3 +19,26 @@ def test_a_shipped_topology_is_shown_by_name_from_any_folder(capsys, tmp_path, m
     refused(capsys, ["topology", "show", "switch-pol"],
             "switch-pol: no such file, nor a topology shipped with cxlsim; did you mean "
             "'switch-pool'? (shipped: a64fx, cz120, ")
+
+
+def test_topology_show_numbers_the_links(capsys):
+    assert main(["topology", "show", "switch-pool"]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if " -- " in line]
+    assert [row.split()[:2] for row in rows] == [
+        ["0", "rp0"], ["1", "sw0.dp0"], ["2", "sw0.dp1"], ["3", "sw0.dp2"], ["4", "sw0.dp3"]]
+    assert "Link # is the N of --set links[N].FIELD=VALUE" in out
+    assert "name" not in out.split("\n#")[1].splitlines()[0]  # no link has one
+
+
+def test_a_named_link_is_shown_and_set_by_its_name(capsys, tmp_path):
+    text = (REPO / "topologies/switch-pool.yaml").read_text().replace(
+        "{from: rp0, to: sw0.up,", "{name: uplink, from: rp0, to: sw0.up,")
+    path = write_text(tmp_path, "pool.yaml", text)
+    assert main(["topology", "show", str(path), "--set", "links[uplink].width=4"]) == 0
+    out = capsys.readouterr().out
+    assert "#  name    link" in out
+    assert re.search(r"\n0  uplink  rp0 -- sw0.up +cxl +32 GT/s +x4 ", out)
+    assert "15.75 GB/s" in out  # the routes cross the narrowed uplink
+    refused(capsys, ["topology", "show", str(path), "--set", "links[up].width=4"],
+            "--set links[up].width=4: links: no item named 'up'; names: uplink")
