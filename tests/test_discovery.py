@@ -42,3 +42,10 @@ def test_a_named_link_is_shown_and_set_by_its_name(capsys, tmp_path):
     assert "15.75 GB/s" in out  # the routes cross the narrowed uplink
     refused(capsys, ["topology", "show", str(path), "--set", "links[up].width=4"],
             "--set links[up].width=4: links: no item named 'up'; names: uplink")
+
+
+def test_an_unknown_cpu_preset_lists_the_cpus(capsys):
+    refused(capsys, ["resolve", "trace-memory", "--set", "cpu.preset=cpus/epyc-7453"],
+            "--set cpu.preset=cpus/epyc-7453: cpu.preset: unknown preset 'cpus/epyc-7453'; "
+            "expected one of cpus/epyc-7452, cpus/xeon6; did you mean 'cpus/epyc-7452'? "
+            "(looked for models/cpus/epyc-7453.yaml in: ")
