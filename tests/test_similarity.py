@@ -7,6 +7,8 @@ import typing
 import pytest
 from pydantic import BaseModel
 
+from conftest import refused
+from cxlsim.cli import main
 from cxlsim.errors import InputError
 from cxlsim.experiments import load_experiment
 from cxlsim.experiments.kinds.trace_memory import DamonMonitor, NumaBalancing, \
@@ -87,12 +89,30 @@ def _load(tmp_path, *sets):
     ("0.5", "scale: expected greater than or equal to 1; found 0.5"),
     ("many", "scale: expected a number; found 'many'"),
     ("64", "L1 DTLB has 16 sets of 6 ways, fewer than the scale 64; the largest scale "
-           "that keeps a set is 16"),
+           "that keeps each structure a set is 16; to run on this CPU: --set scale=16 (and "
+           "a trace footprint 4 times larger to stand for the same system)"),
     ("3", "scale 3 is not a power of two")])
 def test_bad_scale_is_refused_in_one_line(tmp_path, value, says):
     with pytest.raises(InputError) as err:
         _load(tmp_path, f"scale={value}")
     assert says in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_cpu_swapped_on_a_shipped_study_is_told_the_scale_it_takes(capsys):
+    """The EPYC 7452's L1 DTLB is one set of 64 ways: no scale but 1 keeps it a set."""
+    refused(capsys, ["resolve", "policy-compare", "--set", "cpu.preset=cpus/epyc-7452"],
+            "policy-compare.yaml:24:8: scale: AMD EPYC 7452: L1 DTLB has 1 set of 64 ways, "
+            "fewer than the scale 16; the largest scale that keeps each structure a set is "
+            "1; to run on this CPU: --set scale=1 (and a trace footprint 16 times larger to "
+            "stand for the same system)")
+    assert main(["resolve", "policy-compare", "--set", "cpu.preset=cpus/epyc-7452",
+                 "--set", "scale=1"]) == 0
+
+
+def test_the_way_out_of_a_scale_counts_the_sample(tmp_path):
+    with pytest.raises(InputError, match=r"to run on this CPU with sample 8: --set scale=4 "
+                                         r"\(and a trace footprint 8 times larger"):
+        _load(tmp_path, "scale=32", "sample=8")
 
 
 def test_time_scale_beside_scale_is_refused(tmp_path):

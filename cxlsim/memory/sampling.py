@@ -71,6 +71,14 @@ def kept_pages(n_pages: int, k: int, seed: int = 0,
     return rank
 
 
+def largest_scale(cpu: CpuParams, page_size: int = 4096) -> int:
+    """The largest power of two that leaves each cache and each TLB array for
+    ``page_size`` of ``cpu`` a whole set when its sets are divided by it (ways kept)."""
+    sets = [a.entries // a.ways for tlb in cpu.tlbs for a in tlb.arrays
+            if a.page_size == page_size] + [c.sets for c in cpu.caches]
+    return 1 << (min(sets).bit_length() - 1)
+
+
 def scaled_cpu(cpu: CpuParams, k: int, page_size: int = 4096,
                keep_ways: bool = False) -> CpuParams:
     """``cpu`` with every cache and its TLB arrays for ``page_size`` at ``1/k`` of their
@@ -85,9 +93,10 @@ def scaled_cpu(cpu: CpuParams, k: int, page_size: int = 4096,
     def divide(name: str, entries: int, ways: int) -> tuple[int, int]:
         sets = entries // ways
         if keep_ways and sets < k:
-            raise ValueError(f"{cpu.name}: {name} has {sets} sets of {ways} ways, fewer "
-                             f"than the scale {k}; the largest scale that keeps a set is "
-                             f"{1 << (sets.bit_length() - 1)}")
+            raise ValueError(f"{cpu.name}: {name} has {sets} set{'s' * (sets != 1)} of "
+                             f"{ways} ways, fewer "
+                             f"than the scale {k}; the largest scale that keeps each "
+                             f"structure a set is {largest_scale(cpu, page_size)}")
         if entries % k:
             raise ValueError(f"{cpu.name}: {name} has {entries} entries, which a sampling "
                              f"factor of {k} does not divide; expected a factor that "

@@ -287,8 +287,25 @@ class TraceMemoryExperiment(MemoryExperiment):
             try:
                 scaled_cpu(self._law(1).cpu(self.cpu), self.sample)
             except ValueError as exc:
-                raise ProblemAt(str(exc), ("scale",)) from None
+                raise ProblemAt(f"{exc}{self._scale_way_out()}", ("scale",)) from None
         return self
+
+    def _scale_way_out(self) -> str:
+        """A refused scale's way out: ``--set scale=N``, the largest power of two below
+        the scale whose law (and sample) this CPU takes; nothing if the scale is no power
+        of two (what the refusal says) or none does."""
+        scale = int(self.scale)
+        if scale != self.scale or scale & (scale - 1):
+            return ""
+        for n in (scale >> i for i in range(1, scale.bit_length())):
+            try:
+                scaled_cpu(Law(n).cpu(self.cpu), self.sample)
+            except ValueError:
+                continue
+            sample = f" with sample {self.sample}" if self.sample > 1 else ""
+            return (f"; to run on this CPU{sample}: --set scale={n} (and a trace footprint "
+                    f"{scale // n} times larger to stand for the same system)")
+        return ""
 
     def _law(self, cores: int, footprint: int = 0) -> Law:
         """The similarity law of a run on ``cores`` cores of a trace of ``footprint``
