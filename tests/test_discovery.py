@@ -8,7 +8,7 @@ import re
 
 import cxlsim
 from conftest import REPO, refused, write_text
-from cxlsim.cli import main
+from cxlsim.cli import _parser, main
 
 
 def test_a_shipped_topology_is_shown_by_name_from_any_folder(capsys, tmp_path, monkeypatch):
@@ -49,3 +49,19 @@ def test_an_unknown_cpu_preset_lists_the_cpus(capsys):
             "--set cpu.preset=cpus/epyc-7453: cpu.preset: unknown preset 'cpus/epyc-7453'; "
             "expected one of cpus/epyc-7452, cpus/xeon6; did you mean 'cpus/epyc-7452'? "
             "(looked for models/cpus/epyc-7453.yaml in: ")
+
+
+def test_every_command_a_description_names_exists():
+    """A field's description that sends the user to ``cxlsim WORD`` names a command
+    there is (trace-memory's policy pointed to a ``cxlsim describe`` there was not)."""
+    from cxlsim.config.describe import describe_fields, nested_models
+    from cxlsim.experiments import experiment_kinds
+    from cxlsim.tiered.policies import POLICIES
+    from cxlsim.topology import TopologySpec
+
+    commands = next(a for a in _parser()._actions if a.dest == "command").choices
+    models = [TopologySpec, *experiment_kinds().values(), *(p.Params for p in POLICIES.values())]
+    named = {word for model in models for sub in (model, *nested_models(model))
+             for row in describe_fields(sub)
+             for word in re.findall(r"\bcxlsim ([a-z][\w-]*)", row["description"])}
+    assert named and named <= set(commands), named - set(commands)

@@ -179,7 +179,7 @@ class TraceMemoryExperiment(MemoryExperiment):
         "a native trace file (path relative to this file) or {generate: KIND, n: N, ...}"))
     policy: str = Field("static", description=(
         "placement policy: " + ", ".join(POLICIES) + "; or {name: NAME, tunable: value, "
-        "...} with the policy's tunables (cxlsim describe lists them)"))
+        "...} with the policy's tunables (cxlsim schema POLICY lists them)"))
     policy_params: dict[str, Any] = Field(default_factory=dict, description=(
         "the policy's tunables (what a mapping under policy: holds besides its name)"))
     mempolicy: MemPolicy = Field(default_factory=MemPolicy, description=(
