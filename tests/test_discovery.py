@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import re
 
+import yaml
+
 import cxlsim
 from conftest import REPO, refused, write_text
 from cxlsim.cli import _parser, main
+from cxlsim.experiments import load_experiment
 
 
 def test_a_shipped_topology_is_shown_by_name_from_any_folder(capsys, tmp_path, monkeypatch):
@@ -65,3 +68,41 @@ def test_every_command_a_description_names_exists():
              for row in describe_fields(sub)
              for word in re.findall(r"\bcxlsim ([a-z][\w-]*)", row["description"])}
     assert named and named <= set(commands), named - set(commands)
+
+
+def test_resolve_shows_a_capacity_share_and_its_bytes(capsys, tmp_path):
+    assert main(["resolve", "trace-memory"]) == 0
+    out = capsys.readouterr().out
+    dram0 = yaml.safe_load(out)["topology"]["nodes"][1]
+    assert dram0["name"] == "dram0" and dram0["capacity"] == "20 %"
+    assert "capacity: 4 KiB" not in out
+    # 20 % of the 262,144 pages of the trace's 1 GiB: 52,428 pages
+    assert ("# capacity as a share of the trace's footprint (zipfian's footprint: 1 GiB; the "
+            "run takes\n# the share of the pages the trace touches, at most that many):\n"
+            "#   dram0: 20 % -> 214,745,088 B (204.8 MiB)\n") in out
+    resolved = write_text(tmp_path, "resolved.yaml", out)  # read back, the same experiment
+    assert load_experiment(resolved) == load_experiment("trace-memory")
+
+
+def test_resolve_shows_a_share_of_a_trace_file_unresolved(capsys, tmp_path):
+    write_text(tmp_path, "t.arrow", "")
+    path = write_text(tmp_path, "t.yaml", """\
+        name: t
+        kind: trace-memory
+        topology: single-expander
+        cpu: {preset: cpus/xeon6}
+        nodes: {dram: [dram0], cxl: [cxl0]}
+        trace: t.arrow
+        """)
+    assert main(["resolve", str(path), "--set", "topology.nodes[dram0].capacity=30 %"]) == 0
+    assert ("# capacity as a share of the trace's footprint, resolved when the trace is "
+            "read:\n#   dram0: 30 %\n") in capsys.readouterr().out
+
+
+def test_a_share_keeps_the_bounds_runs_shared():
+    """A bound's runs differing only in a share are one run (``run_key``), as before the
+    share was shown on its node."""
+    keys = {load_experiment("trace-memory", ["policy=all-local",
+                                             f"topology.nodes[dram0].capacity={share} %"]
+                            ).run_key() for share in (20, 40)}
+    assert len(keys) == 1 and None not in keys
