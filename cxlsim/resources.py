@@ -16,6 +16,9 @@ from cxlsim.errors import InputError, did_you_mean
 
 FOLDERS = ("models", "topologies", "experiments")
 
+#: The source's version, as pyproject.toml gives it (``cxlsim.__version__``).
+VERSION = "0.1.0"
+
 _PACKAGE = Path(__file__).resolve().parent
 
 
@@ -67,3 +70,15 @@ def is_file(path: Path) -> bool:
         return path.is_file()
     except OSError:
         return False
+
+
+def version() -> str:
+    """The installed distribution's version (its metadata), or the source's when
+    cxlsim runs uninstalled, from a clone on the path."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("cxlsim")
+    except PackageNotFoundError:
+        return VERSION

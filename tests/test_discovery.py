@@ -4,14 +4,110 @@ name."""
 
 from __future__ import annotations
 
+import json
 import re
+import tomllib
 
+import pytest
 import yaml
+from hypothesis import given
+from hypothesis import strategies as st
 
 import cxlsim
 from conftest import REPO, refused, write_text
+from cxlsim.catalog import CATEGORIES, LIMIT, brief
 from cxlsim.cli import _parser, main
 from cxlsim.experiments import load_experiment
+from cxlsim.resources import shipped
+
+
+def _listed(out: str) -> list[str]:
+    """The names of a ``cxlsim list CATEGORY`` table (wrapped cells are indented)."""
+    table = out.split("\n\nUse: ")[0]
+    return [line.split()[0] for line in table.splitlines()[2:] if not line.startswith(" ")]
+
+
+def test_list_names_every_category_briefly(capsys):
+    assert main(["list"]) == 0
+    out = " ".join(capsys.readouterr().out.split())  # the lines wrap anywhere
+    for name, category in CATEGORIES.items():
+        assert f"{name} ({len(category.entries())}): " in out
+        assert f"use: {' '.join(category.usage.split())}" in out
+    for name in [*shipped("experiments"), *shipped("topologies"), "cpus/epyc-7452", "tpp",
+                 "zipfian", "perf-mem", "trace-memory"]:
+        assert f" {name}," in out or f" {name} " in out, name
+    assert out.endswith("Each with a line on it: cxlsim list CATEGORY")
+
+
+@pytest.mark.parametrize("category, names", [
+    ("experiments", shipped("experiments")),
+    ("topologies", shipped("topologies")),
+    ("presets", sorted(p.relative_to(REPO / "models").with_suffix("").as_posix()
+                       for p in (REPO / "models").rglob("*.yaml"))),
+    ("policies", ["static", "oracle", "all-local", "all-cxl", "default-linux", "demotion",
+                  "tpp", "numab-tiering", "numa-balancing", "autotiering", "memtis", "damon",
+                  "colloid"]),
+    ("generators", None),
+    ("formats", ["native", "csv", "lackey", "pin", "ramulator", "ramulator-cpu", "champsim",
+                 "perf-mem", "perf-script", "damon"]),
+])
+def test_list_a_category_gives_each_name_a_line(capsys, category, names):
+    from cxlsim.traces.generators import KINDS
+
+    assert main(["list", category]) == 0
+    out = capsys.readouterr().out
+    assert _listed(out) == (names if names is not None else list(KINDS))
+    assert out.startswith(f"{CATEGORIES[category].noun} ")
+    assert all(CATEGORIES[category].entries().values())  # every name has its line
+
+
+def test_the_lines_come_from_the_files(capsys):
+    assert main(["list", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert list(listed) == list(CATEGORIES)
+    assert listed["topologies"]["switch-pool"] == \
+        "One host, one CXL switch, four Type 3 memory expanders behind it."
+    assert listed["presets"]["cpus/xeon6"] == \
+        "Intel Xeon 6 6700P-series: the memory side of one core, for cxlsim.memory.CpuParams."
+    assert listed["policies"]["all-local"] == "Every page on the local node."
+    assert listed["formats"]["lackey"] == "valgrind --tool=lackey --trace-mem=yes; read"
+    described = yaml.safe_load((REPO / "experiments/policy-compare.yaml").read_text())
+    assert described["description"].startswith(listed["experiments"]["policy-compare"][:-4])
+
+
+def test_an_unknown_category_is_named(capsys):
+    refused(capsys, ["list", "experiment"], "CATEGORY: unknown category 'experiment'; "
+            "expected one of experiments, topologies, presets, policies, generators, formats, "
+            "kinds; did you mean 'experiments'?")
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("One host (a pool). More.", "One host."),
+    ("By P. Esmaili et al. (MICRO) and e.g. ``x``: all. Next.", "By P. Esmaili et al. and e.g. x: all."),
+    ("A " + "long clause, " * 12 + "end.", "A " + "long clause, " * 7 + "long clause ..."),
+    ("no sentence end", "no sentence end"),
+])
+def test_brief_takes_the_first_sentence_without_asides(text, expected):
+    assert brief(text) == expected
+
+
+@given(st.text(alphabet=st.sampled_from("ab .,;:()[]-"), max_size=400))
+def test_brief_is_never_longer_than_its_limit(text):
+    assert len(brief(text)) <= LIMIT
+
+
+def test_version_names_the_package_and_where_it_runs_from(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    assert re.fullmatch(r"cxlsim \S+ from \S+ \(Python 3\.\d+\.\d+\)\n", out), out
+    assert f"from {REPO / 'cxlsim'} " in out
+
+
+def test_the_source_version_is_the_projects():
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert cxlsim.__version__ == project["version"]
 
 
 def test_a_shipped_topology_is_shown_by_name_from_any_folder(capsys, tmp_path, monkeypatch):
@@ -106,3 +202,15 @@ def test_a_share_keeps_the_bounds_runs_shared():
                                              f"topology.nodes[dram0].capacity={share} %"]
                             ).run_key() for share in (20, 40)}
     assert len(keys) == 1 and None not in keys
+
+
+def test_an_uninstalled_cxlsim_gives_the_sources_version(monkeypatch):
+    import importlib.metadata
+
+    from cxlsim.resources import VERSION, version
+
+    def missing(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", missing)
+    assert version() == VERSION
