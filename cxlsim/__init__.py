@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING
 
 from cxlsim.errors import InputError
 from cxlsim.lazy import lazy_attributes
-
-__version__ = "0.1.0"
+from cxlsim.resources import VERSION as __version__
 __all__ = ["InputError", "RunResult", "load_experiment", "load_topology", "run"]
 __getattr__ = lazy_attributes(__name__, {"RunResult": ".experiments",
                                          "load_experiment": ".experiments",

@@ -19,7 +19,7 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
-from cxlsim.errors import InputError, RunWarning, did_you_mean
+from cxlsim.errors import InputError, RunWarning, did_you_mean, unknown
 from cxlsim.traces.cli import add_trace_commands
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -34,6 +34,8 @@ SHORT = 12
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="cxlsim", description="Discrete-event simulator of CXL and tiered memory.")
+    parser.add_argument("--version", action=_Version, nargs=0,
+                        help="print cxlsim's version, where it is installed, and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = sub.add_parser("run", help="run an experiment file and write a run folder")
@@ -78,8 +80,18 @@ def _parser() -> argparse.ArgumentParser:
     _add_progress(val)
     val.set_defaults(handler=_cmd_validate)
 
-    kinds = sub.add_parser("kinds", help="list the experiment kinds a file's 'kind:' may name")
-    kinds.set_defaults(handler=_cmd_kinds)
+    lst = sub.add_parser("list", help="what ships with cxlsim: experiments, topologies, "
+                                      "presets, policies, generators, formats, kinds")
+    lst.add_argument("category", nargs="?", metavar="CATEGORY", help=(
+        "experiments, topologies, presets, policies, generators, formats or kinds: each "
+        "name with a line on it (default: every category's names)"))
+    lst.add_argument("--json", action="store_true",
+                     help="print {category: {name: description}} as JSON")
+    lst.set_defaults(handler=_cmd_list)
+
+    kinds = sub.add_parser("kinds", help="list the experiment kinds a file's 'kind:' may name "
+                                         "(cxlsim list kinds)")
+    kinds.set_defaults(handler=_cmd_list, category="kinds", json=False)
 
     schema = sub.add_parser("schema", help="the fields of an experiment kind, of 'topology' "
                                            "or of a placement policy's tunables: type and "
@@ -92,7 +104,8 @@ def _parser() -> argparse.ArgumentParser:
     topo = sub.add_parser("topology", help="inspect topology files")
     topo_sub = topo.add_subparsers(dest="topology_command", required=True, metavar="ACTION")
     show = topo_sub.add_parser("show", help="print nodes, links and host-to-device routes")
-    show.add_argument("file", help="topology file (.yaml or .toml)")
+    show.add_argument("file", help="topology file (.yaml or .toml), or the name of one "
+                                   "shipped with cxlsim (e.g. switch-pool)")
     _add_set(show)
     show.add_argument("--html", metavar="OUT", help="also write a plotly picture of the graph")
     show.set_defaults(handler=_cmd_topology_show)
@@ -215,13 +228,26 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_FAILED if failed(rows) else EXIT_OK
 
 
-def _cmd_kinds(args: argparse.Namespace) -> int:
-    from cxlsim.experiments import experiment_kinds
+def _cmd_list(args: argparse.Namespace) -> int:
+    from cxlsim.catalog import CATEGORIES
 
-    rows = [{"kind": name, "what it runs": (cls.__doc__ or "").strip().splitlines()[0]}
-            for name, cls in sorted(experiment_kinds().items())]
-    print(_table(rows, ("kind", "what it runs")))
-    print("\nFields of one kind: cxlsim schema KIND")
+    if args.category is not None and args.category not in CATEGORIES:
+        raise InputError(unknown("category", args.category, CATEGORIES), key="CATEGORY")
+    chosen = [args.category] if args.category else list(CATEGORIES)
+    listed = {name: CATEGORIES[name].entries() for name in chosen}
+    if args.json:
+        print(json.dumps(listed, indent=1))
+    elif args.category:
+        category = CATEGORIES[args.category]
+        rows = [{category.noun: name, "description": text}
+                for name, text in listed[args.category].items()]
+        print(_table(rows, (category.noun, "description")))
+        print("\n" + _wrap(f"Use: {category.usage}"))
+    else:
+        for name, entries in listed.items():
+            print(_wrap(f"{name} ({len(entries)}): {', '.join(entries)}"))
+            print(_wrap(f"  use: {CATEGORIES[name].usage}") + "\n")
+        print(_wrap("Each with a line on it: cxlsim list CATEGORY"))
     return EXIT_OK
 
 
@@ -278,18 +304,22 @@ def _cmd_topology_show(args: argparse.Namespace) -> int:
                   mode="json", exclude={"name", "type"}, exclude_defaults=True).items())}
              for n in topo.spec.nodes]
     print(_table(nodes, ("node", "type", "details")) + "\n")
+    edges = sorted((edge for _, _, edge in topo.graph.edges(data=True) if not edge["internal"]),
+                   key=lambda edge: edge["index"])
     links = []
-    for a, b, edge in topo.graph.edges(data=True):
-        if edge["internal"]:
-            continue
+    for edge in edges:
         link = edge["link"]
-        links.append({"link": f"{link.src} -- {link.dst}", "protocol": link.protocol,
+        links.append({"#": edge["index"], "name": link.name,
+                      "link": f"{link.src} -- {link.dst}", "protocol": link.protocol,
                       "rate": f"{link.transfer_rate / 1e9:g} GT/s", "width": f"x{link.width}",
                       "flit": link.flit or "-",
                       "bandwidth/dir": format_bandwidth(edge["bandwidth"], digits=4),
                       "latency": format_time(edge["latency"], digits=4)})
-    print(_table(links, ("link", "protocol", "rate", "width", "flit", "bandwidth/dir",
-                         "latency")) + "\n")
+    named = any(link["name"] for link in links)
+    print(_table(links, ("#", *(("name",) if named else ()), "link", "protocol", "rate",
+                         "width", "flit", "bandwidth/dir", "latency")))
+    print(_wrap("Link # is the N of --set links[N].FIELD=VALUE (topology.links[N] in an "
+                "experiment); a link with a name is also links[NAME].") + "\n")
     routes = [{"route": f"{r.host} -> {r.device}", "links": str(r.links),
                "latency": format_time(r.latency, digits=4),
                "bandwidth/dir": format_bandwidth(r.bandwidth, digits=4),
@@ -302,6 +332,18 @@ def _cmd_topology_show(args: argparse.Namespace) -> int:
         topology_figure(topo).write_html(args.html)
         print(f"\nwrote {args.html}", file=sys.stderr)
     return EXIT_OK
+
+
+class _Version(argparse.Action):
+    """``--version``: cxlsim's version (:func:`cxlsim.resources.version`) and the folder
+    its code is imported from."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        from cxlsim.resources import version
+
+        print(f"cxlsim {version()} from {Path(__file__).parent} (Python "
+              f"{sys.version.split()[0]})")
+        parser.exit()
 
 
 def _check_writable_file(path: str, key: str) -> None:

@@ -158,12 +158,12 @@ def _model(path: str) -> str:
 
 
 def _kinds() -> str:
-    from cxlsim.experiments import experiment_kinds
+    from cxlsim.catalog import CATEGORIES
     from cxlsim.validation.markdown import cell
 
     lines = ["| kind | what it runs |", "|---|---|"]
-    lines += [f"| `{name}` | {cell((cls.__doc__ or '').strip().splitlines()[0])} |"
-              for name, cls in sorted(experiment_kinds().items())]
+    lines += [f"| `{name}` | {cell(text)} |"
+              for name, text in CATEGORIES["kinds"].entries().items()]
     return "\n".join(lines) + "\n"
 
 

@@ -214,9 +214,10 @@ def test_real_exit_code_of_a_bad_input(tmp_path):
                           capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert proc.returncode == 2
     assert proc.stdout == ""
+    shipped = sorted(p.stem for p in (REPO / "topologies").glob("*.yaml"))
     assert proc.stderr.splitlines() == [
-        f"cxlsim: error: {tmp_path / 'nope.yaml'}: no such file (expected a .yaml/.yml/.toml "
-        "file)"]
+        f"cxlsim: error: {tmp_path / 'nope.yaml'}: no such file, nor a topology shipped with "
+        f"cxlsim (shipped: {', '.join(shipped)})"]
 
 
 def test_real_exit_code_of_a_good_run(tmp_path):
@@ -232,9 +233,11 @@ def test_kinds_lists_every_kind(capsys):
 
     assert main(["kinds"]) == 0
     out = capsys.readouterr().out
-    listed = [line.split()[0] for line in out.splitlines()[2:]
-              if line and line[0] not in "F "]  # wrapped descriptions go on indented lines
+    table, use = out.split("\n\nUse: ")
+    listed = [line.split()[0] for line in table.splitlines()[2:]
+              if line[0] != " "]  # wrapped descriptions go on indented lines
     assert listed == sorted(experiment_kinds())
+    assert use.startswith("an experiment file's kind: NAME; its fields: cxlsim schema NAME")
 
 
 def test_schema_describes_every_field_with_units_and_defaults(capsys):

@@ -367,9 +367,32 @@ def test_unknown_preset_message(write):
     msg = str(info.value)
     line = line_of(path, "links/nope")
     assert msg.startswith(f"{path}:{line}:")
-    assert ": links[0].preset: unknown preset 'links/nope' " \
+    assert ": links[0].preset: unknown preset 'links/nope'; expected one of " \
+           "links/cxl-gen5-x16, links/cxl-gen5-x8, links/ornl-gen3-x16, links/pcie-gen3-x16 " \
            "(looked for models/links/nope.yaml in: " in msg
     assert str(Path(__file__).resolve().parents[1] / "models") in msg
+
+
+def test_an_unknown_preset_lists_its_folder_and_the_files_own(write):
+    write("models/links/mine.yaml", "generation: 5\nwidth: 8\n")
+    with pytest.raises(InputError) as info:
+        load_topology(_mini(write, "links/mien"))
+    assert "unknown preset 'links/mien'; expected one of links/cxl-gen5-x16, " \
+           "links/cxl-gen5-x8, links/mine, links/ornl-gen3-x16, links/pcie-gen3-x16; did " \
+           "you mean 'links/mine'?" in str(info.value)
+
+
+@pytest.mark.parametrize("name, says", [
+    ("cpu/xeon6", "unknown preset 'cpu/xeon6': models/ has no folder cpu/ (its folders: "
+                  "apps, cpus, curves, devices, links, memory); did you mean 'cpus/xeon6'? "
+                  "(looked for models/cpu/xeon6.yaml in: "),
+    ("xeon6", "unknown preset 'xeon6': models/ has no presets outside its folders (its "
+              "folders: apps, cpus, curves, devices, links, memory); did you mean "
+              "'cpus/xeon6'?")])
+def test_an_unknown_preset_folder_lists_the_folders(write, name, says):
+    with pytest.raises(InputError) as info:
+        load_topology(_mini(write, name))
+    assert says in str(info.value)
 
 
 @pytest.mark.parametrize("value", ["3", "''", "[a]"])

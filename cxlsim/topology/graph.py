@@ -166,7 +166,13 @@ def _add_links(nodes: list[tuple[int, NodeSpec]], links: list[_Link], graph: nx.
                check: _Checker) -> None:
     used: dict[tuple[str, str], int] = {}
     per_node: dict[str, int] = {}
+    named: dict[str, int] = {}  # a link's name -> the first link of that name
     for i, src, dst, link in links:
+        if link is not None and link.name is not None:
+            if link.name in named:
+                check.fail(f"duplicate link name {link.name!r} (links[{named[link.name]}] "
+                           "has it); a link's name must be unique", ("links", i, "name"))
+            named.setdefault(link.name, i)
         ends = [_endpoint(graph, check, used, i, key, endpoint)
                 for key, endpoint in (("from", src), ("to", dst))]
         if None in ends:
