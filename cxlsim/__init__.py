@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cxlsim import runwarnings
 from cxlsim.errors import InputError
 from cxlsim.lazy import lazy_attributes
 from cxlsim.resources import VERSION as __version__
@@ -20,6 +21,8 @@ __all__ = ["InputError", "RunResult", "load_experiment", "load_topology", "run"]
 __getattr__ = lazy_attributes(__name__, {"RunResult": ".experiments",
                                          "load_experiment": ".experiments",
                                          "load_topology": ".topology"})
+
+runwarnings.install()  # a RunWarning shows as one line, in a notebook as on the CLI
 
 if TYPE_CHECKING:
     from cxlsim.experiments import RunResult, load_experiment

@@ -15,11 +15,10 @@ import os
 import shutil
 import sys
 import textwrap
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
-from cxlsim.errors import InputError, RunWarning, did_you_mean, unknown
+from cxlsim.errors import InputError, did_you_mean, unknown
 from cxlsim.traces.cli import add_trace_commands
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -395,18 +394,9 @@ def _table(rows: Sequence[dict], columns: Sequence[str]) -> str:
     return "\n".join(line.rstrip() for line in lines)
 
 
-def _warning_line(message, category, filename, lineno, line=None,
-                  default=warnings.formatwarning) -> str:
-    """A :class:`~cxlsim.errors.RunWarning` as one line (others as Python shows them)."""
-    if issubclass(category, RunWarning):
-        return f"cxlsim: warning: {message}\n"
-    return default(message, category, filename, lineno, line)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``cxlsim`` console script."""
     args = _parser().parse_args(argv)
-    warnings.formatwarning = _warning_line
     try:
         return args.handler(args)
     except InputError as exc:

@@ -31,6 +31,7 @@ import re
 import sys
 import time
 import typing
+import warnings
 from importlib import metadata
 from pathlib import Path
 
@@ -86,13 +87,21 @@ def _validation() -> str:
         from cxlsim.validation.run import validate
 
         start = time.perf_counter()
-        rows = validate(quick=True, jobs=os.cpu_count() or 1)
+        with warnings.catch_warnings():  # one line each in the log, not mkdocs' traceback
+            warnings.showwarning = _log_warning
+            rows = validate(quick=True, jobs=os.cpu_count() or 1)
         log.info("validation table: %d rows in %.1f s", len(rows), time.perf_counter() - start)
         cache.parent.mkdir(parents=True, exist_ok=True)
         for old in cache.parent.glob("validation-*.json"):
             old.unlink()
         cache.write_text(json.dumps(rows), encoding="utf-8")
     return markdown_table(rows)
+
+
+def _log_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning of the validation run as an info line of the build's log (a run warning
+    is one line: ``cxlsim: warning: ...``)."""
+    log.info(warnings.formatwarning(message, category, filename, lineno, line).rstrip())
 
 
 def _inputs_digest() -> str:

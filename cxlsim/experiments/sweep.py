@@ -49,6 +49,7 @@ from cxlsim.experiments.progress import REDRAW, count_into, progress_bar
 from cxlsim.experiments.quick import quick_overrides
 from cxlsim.experiments.result import RunResult
 from cxlsim.experiments.spec import Baseline, ExperimentSpec
+from cxlsim.runwarnings import Tally, counted, once_each
 from cxlsim.units import format_size, parse_quantity
 
 POINTS_MARKER = ".cxlsim-points"
@@ -80,10 +81,11 @@ def run_file(path: str | Path, overrides: Sequence[str] = (), progress: bool = F
     if quick:
         overrides += tuple(quick_overrides(spec))
         spec = load_experiment(path, overrides)
-    if spec.sweep is None:
-        result = spec.run(progress=progress)
-    else:
-        result = _sweep(spec, path, overrides, progress, jobs, executor, out)
+    with once_each() as warned:  # each run warning once, after the progress bar
+        if spec.sweep is None:
+            result = spec.run(progress=progress)
+        else:
+            result = _sweep(spec, path, overrides, progress, jobs, executor, out, warned)
     if out is not None:
         write_run_folder(result, out)
         if spec.sweep is not None:
@@ -98,8 +100,10 @@ def sweep_points(spec: ExperimentSpec) -> list[dict[str, Any]]:
 
 
 def _sweep(spec: ExperimentSpec, path: Path, overrides: tuple[str, ...], progress: bool,
-           jobs: int | None, executor: str | Executor | None, out: Path | None) -> RunResult:
-    """Validate every point, reuse saved rows, run the rest, collect the table."""
+           jobs: int | None, executor: str | Executor | None, out: Path | None,
+           warned: Tally) -> RunResult:
+    """Validate every point, reuse saved rows, run the rest, collect the table (the run
+    warnings of points run in workers added to ``warned``)."""
     points = sweep_points(spec)
     specs = [_load_point(path, overrides, i, point) for i, point in enumerate(points)]
     swept, ticks = swept_cells(spec.sweep.grid, points, specs)
@@ -132,11 +136,13 @@ def _sweep(spec: ExperimentSpec, path: Path, overrides: tuple[str, ...], progres
             for i in todo:
                 computed(i, _run_point(specs[i], i))
         else:
-            futures = {pool.submit(_run_points, [specs[i] for i in batch], batch): batch
-                       for batch in batches(todo, workers)}
+            futures = {pool.submit(counted, _run_points, [specs[i] for i in batch], batch):
+                       batch for batch in batches(todo, workers)}
             try:
                 for fut in as_completed(futures):
-                    for i, metrics in zip(futures[fut], fut.result()):
+                    rows_of_batch, tally = fut.result()
+                    warned.merge(tally)
+                    for i, metrics in zip(futures[fut], rows_of_batch):
                         computed(i, metrics)
             except BaseException:
                 for fut in futures:

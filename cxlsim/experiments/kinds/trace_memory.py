@@ -750,10 +750,11 @@ class TraceMemoryExperiment(MemoryExperiment):
         given = param.parse(str(self.trace.params.get("span", param.default))) / 1e9
         if not 0.5 <= given / real_s <= 2:
             real = format_time(real_s * 1e9, digits=3)
-            warnings.warn(f"{self.name}: the trace's span ({format_time(given * 1e9)}) is not "
-                          f"the real time the run stands for ({real}: simulated time x "
-                          f"time_compression); its windows are out of step with the kernel's "
-                          f"clocks (set trace.params.span)", RunWarning, stacklevel=3)
+            warnings.warn(RunWarning(
+                f"the trace's span ({format_time(given * 1e9)}) is not the real time the run "
+                f"stands for ({real}: simulated time x time_compression); its windows are out "
+                f"of step with the kernel's clocks (set trace.params.span)", self.name),
+                stacklevel=3)
 
     def _acted(self, run, migrated: int) -> dict[str, Any]:
         """``policy_acted`` and, when it did not, ``policy_idle_reason`` (also a
@@ -771,8 +772,8 @@ class TraceMemoryExperiment(MemoryExperiment):
         elif POLICIES[self.policy].moves is not Policy.moves and not migrated:
             reason = "it moved no page"
         if reason:
-            warnings.warn(f"{self.name}: policy {self.policy} never acted: {reason}",
-                          RunWarning, stacklevel=2)
+            warnings.warn(RunWarning(f"policy {self.policy} never acted: {reason}", self.name),
+                          stacklevel=2)
         return {"policy_acted": not reason, "policy_idle_reason": reason}
 
     def _figures(self, epochs: pd.DataFrame, names: list[str]) -> dict:
