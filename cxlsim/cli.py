@@ -132,6 +132,7 @@ def _progress(args: argparse.Namespace) -> bool:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from cxlsim.experiments import load_experiment
+    from cxlsim.experiments.display import metrics_text
     from cxlsim.experiments.sweep import run_file
 
     name = load_experiment(args.experiment, args.overrides).name
@@ -141,10 +142,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.json:
         print(result.to_json())
     else:
-        width = max((len(k) for k in result.metrics), default=0)
-        for key, value in result.metrics.items():
-            shown = f"{value:.6g}" if isinstance(value, float) else value
-            print(f"{key:<{width}}  {shown}")
+        print(metrics_text(result.metrics))
         if "points" in result.tables:
             print("\n" + _points(result.tables["points"], result.config.sweep))
     print(f"run folder: {out}", file=sys.stderr)
@@ -153,11 +151,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _points(table, sweep) -> str:
     """A sweep's points as a table: the swept values, then the metrics it compares with
-    its baseline and draws (every metric if it names none)."""
+    its baseline and draws (every metric if it names none), in display units."""
+    from cxlsim.experiments.display import metric_text
+
     swept = list(table.columns[1:1 + len(sweep.grid)])
     named = [*(sweep.baseline.columns() if sweep.baseline else []), *sweep.heatmaps]
     metrics = list(dict.fromkeys(named)) or [c for c in table.columns[1 + len(swept):]]
-    rows = [{c: f"{v:.4g}" if isinstance(v, float) else v for c, v in row.items()}
+    rows = [{c: metric_text(c, v) for c, v in row.items()}
             for row in table[swept + metrics].to_dict(orient="records")]
     return _table(rows, swept + metrics)
 
