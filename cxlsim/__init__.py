@@ -31,12 +31,14 @@ if TYPE_CHECKING:
 
 def run(experiment: str | Path, overrides: list[str] | tuple[str, ...] = (),
         progress: bool = False, jobs: int | None = None, executor: str | None = None,
-        out: str | Path | None = None, quick: bool = False) -> RunResult:
+        out: str | Path | None = None, quick: bool = False, report: bool = False
+        ) -> RunResult:
     """Load an experiment file (or a shipped one by name, as ``cxlsim run`` does), apply
     ``--set``-style overrides, run it (every point of its sweep, on ``jobs`` processes or
     ``executor``; ``progress``: a bar on stderr; ``quick``: its quick form, as ``cxlsim
-    run --quick``), write ``out`` if given, return it."""
+    run --quick``), write ``out`` if given (``report``: with its ``report.html``), return
+    it."""
     from cxlsim.experiments.sweep import run_file
 
     return run_file(experiment, overrides, progress=progress, jobs=jobs, executor=executor,
-                    out=out, quick=quick)
+                    out=out, quick=quick, report=report)

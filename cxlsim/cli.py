@@ -45,6 +45,9 @@ def _parser() -> argparse.ArgumentParser:
                                    "if that exists); replaces only a previous run folder")
     run.add_argument("--json", action="store_true",
                      help="print the experiment, metrics and tables as JSON on stdout")
+    run.add_argument("--report", action="store_true", help=(
+        "also write report.html in the run folder: metrics, figures and tables, viewable "
+        "offline (plotly.js inside: about 5 MB)"))
     run.add_argument("--jobs", type=int, metavar="N",
                      help="worker processes for a sweep (default: sweep.jobs or CPU count)")
     run.add_argument("--executor", default="local", metavar="local|dask://HOST:PORT",
@@ -138,7 +141,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     name = load_experiment(args.experiment, args.overrides).name
     out = _run_folder(args.out, f"{name}-quick" if args.quick else name)
     result = run_file(args.experiment, args.overrides, progress=_progress(args),
-                      jobs=args.jobs, executor=args.executor, out=out, quick=args.quick)
+                      jobs=args.jobs, executor=args.executor, out=out, quick=args.quick,
+                      report=args.report)
     if args.json:
         print(result.to_json())
     else:

@@ -68,10 +68,12 @@ def test_run_prints_metrics_and_writes_runs_folder(capsys, tmp_path, monkeypatch
     assert main(["run", str(SWITCH_POOL_ROUTES), "--set", "seed=2"]) == 0
     out, err = capsys.readouterr()
     lines = dict(line.split(None, 1) for line in out.splitlines())
-    assert lines == {"routes": "4", "latency_min_ns": "194", "latency_max_ns": "194",
-                     "bandwidth_min_GBps": "31.5077"}
+    assert lines == {"routes": "4", "latency_min_ns": "194 ns", "latency_max_ns": "194 ns",
+                     "bandwidth_min_GBps": "31.51 GB/s"}  # in display units
     assert "run folder: runs/switch-pool-routes" in err
-    assert (tmp_path / "runs" / "switch-pool-routes" / "report.html").is_file()
+    assert not (tmp_path / "runs" / "switch-pool-routes" / "report.html").exists()
+    assert main(["run", str(SWITCH_POOL_ROUTES), "--report"]) == 0
+    assert (tmp_path / "runs" / "switch-pool-routes-2" / "report.html").is_file()
 
 
 @pytest.fixture

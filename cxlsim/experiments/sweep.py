@@ -60,7 +60,8 @@ _DASK_EXTRA = "the dask executor needs the optional extra: pip install 'cxlsim[d
 
 def run_file(path: str | Path, overrides: Sequence[str] = (), progress: bool = False,
              jobs: int | None = None, executor: str | Executor | None = None,
-             out: str | Path | None = None, quick: bool = False) -> RunResult:
+             out: str | Path | None = None, quick: bool = False, report: bool = False
+             ) -> RunResult:
     """Load and run an experiment file, or a shipped one by name (every sweep point if it
     has a ``sweep``); ``quick``: its quick form (:mod:`.quick`, what it changes printed
     on stderr).
@@ -68,7 +69,8 @@ def run_file(path: str | Path, overrides: Sequence[str] = (), progress: bool = F
     ``jobs`` worker processes (default ``sweep.jobs``, else the CPU count; 1 runs in
     this process); ``executor`` is ``"local"`` (default), ``"dask://HOST:PORT"`` or any
     :class:`concurrent.futures.Executor`. With ``out`` the run folder is written there
-    and sweep points are saved as they finish, and resumed on a re-run. ``progress``
+    (with ``report``: its ``report.html`` too) and sweep points are saved as they
+    finish, and resumed on a re-run. ``progress``
     draws a bar on stderr (:mod:`cxlsim.experiments.progress`): per sweep point, else at
     the run's own steps.
     """
@@ -87,7 +89,7 @@ def run_file(path: str | Path, overrides: Sequence[str] = (), progress: bool = F
         else:
             result = _sweep(spec, path, overrides, progress, jobs, executor, out, warned)
     if out is not None:
-        write_run_folder(result, out)
+        write_run_folder(result, out, report)
         if spec.sweep is not None:
             stage_dir(out).rename(out / "points")
     return result
