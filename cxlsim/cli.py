@@ -59,6 +59,18 @@ def _parser() -> argparse.ArgumentParser:
     _add_progress(run)
     run.set_defaults(handler=_cmd_run)
 
+    clean = sub.add_parser("clean", help="remove the older run folders of experiments "
+                                         "(only folders cxlsim wrote), keeping the newest")
+    clean.add_argument("names", nargs="*", metavar="NAME", help=(
+        "experiments whose run folders to clear (default: every one in the folder)"))
+    clean.add_argument("--keep", type=int, default=1, metavar="N",
+                       help="newest run folders to keep per experiment (default 1; 0: none)")
+    clean.add_argument("--runs", default="runs", metavar="DIR",
+                       help="the folder holding the run folders (default: runs)")
+    clean.add_argument("--dry-run", action="store_true",
+                       help="list what would be removed, and remove nothing")
+    clean.set_defaults(handler=_cmd_clean)
+
     resolve = sub.add_parser("resolve", help="print an experiment with presets, topology "
                                              "and --set applied, as YAML")
     resolve.add_argument("experiment",
@@ -182,6 +194,27 @@ def _run_folder(out: str | None, name: str) -> Path:
         return path
     base = Path("runs") / name
     return check_out(base if stage_dir(base).is_dir() else next_free(base))
+
+
+def _cmd_clean(args: argparse.Namespace) -> int:
+    """Remove (or with --dry-run list) old run folders, one line each, then the total."""
+    from cxlsim.experiments.clean import old_runs, remove
+    from cxlsim.units import format_size
+
+    old, kept = old_runs(Path(args.runs), args.names, args.keep)
+    verb = "would remove" if args.dry_run else "removed"
+    freed = 0
+    for folder in old:
+        size = folder.size()
+        if not args.dry_run:
+            remove(folder)
+        freed += size
+        print(f"{verb} {folder.path} ({format_size(size, digits=3)})")
+    for folder in kept:
+        print(f"kept {folder.path}")
+    print(f"{verb} {len(old)} run folder{'s' * (len(old) != 1)}, "
+          f"{format_size(freed, digits=3)}")
+    return EXIT_OK
 
 
 def _cmd_resolve(args: argparse.Namespace) -> int:
