@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import itertools
 import json
 import math
 import os
@@ -431,9 +432,32 @@ def _table(rows: Sequence[dict], columns: Sequence[str]) -> str:
     return "\n".join(line.rstrip() for line in lines)
 
 
+def _unrecognized(extra: list[str], argv: list[str]) -> str:
+    """argparse's words for arguments no command takes, with a hint to quote when they
+    follow a ``--set`` value: ``--set key=10 ns`` unquoted is ``key=10`` and a stray
+    ``ns``."""
+    message = f"unrecognized arguments: {' '.join(extra)}"
+    for i, arg in enumerate(argv):
+        if arg == "--set" and i + 1 < len(argv):
+            at, value = i + 1, argv[i + 1]
+        elif arg.startswith("--set="):
+            at, value = i, arg.removeprefix("--set=")
+        else:
+            continue
+        rest = list(itertools.takewhile(extra.__contains__, argv[at + 1:]))
+        if rest:
+            quoted = " ".join([value, *rest]).replace("'", "'\\''")
+            return (f"{message}; a --set value with spaces must be quoted: "
+                    f"--set '{quoted}'")
+    return message
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``cxlsim`` console script."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        parser.error(_unrecognized(extra, sys.argv[1:] if argv is None else list(argv)))
     try:
         return args.handler(args)
     except InputError as exc:

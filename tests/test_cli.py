@@ -210,6 +210,24 @@ def test_usage_errors_exit_2(capsys):
     assert info.value.code == 2
 
 
+QUOTE = "; a --set value with spaces must be quoted: --set "
+
+
+@pytest.mark.parametrize("argv, stray, hint", [
+    (["resolve", "trace-memory", "--set", "topology.nodes[dram0].latency=10", "ns"], "ns",
+     QUOTE + "'topology.nodes[dram0].latency=10 ns'"),
+    (["run", "ornl-sweep", "--set=sweep.grid.seed=[1,", "2]", "--jobs", "2"], "2]",
+     QUOTE + "'sweep.grid.seed=[1, 2]'"),
+    (["resolve", "trace-memory", "stray"], "stray", ""),  # not after a --set value
+])
+def test_an_unquoted_set_value_gets_a_hint_to_quote(capsys, argv, stray, hint):
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"cxlsim: error: unrecognized arguments: {stray}{hint}")
+
+
 def test_real_exit_code_of_a_bad_input(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "cxlsim.cli", "topology", "show",
                            str(tmp_path / "nope.yaml")],
