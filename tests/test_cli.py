@@ -167,7 +167,7 @@ def _bad_cases(tmp_path):
                        "--set topology.preset=x: topology.preset: unknown preset 'x'"),
         "capacity share without a trace": (
             ["resolve", str(SWITCH_POOL_ROUTES), "--set", "topology.nodes[cxl0].capacity=35 %"],
-            "topology.nodes[3].capacity: '35 %' is a share of a trace's footprint, which only "
+            "topology.nodes[cxl0].capacity: '35 %' is a share of a trace's footprint, which only "
             "a trace-memory experiment resolves (against its trace); expected a size such as "
             "'2 GiB'"),
         "unknown item name": (["resolve", str(SWITCH_POOL_ROUTES), "--set",

@@ -12,7 +12,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import EXPERIMENTS, SWITCH_POOL, TOPOLOGIES, line_of
+from conftest import EXPERIMENTS, SWITCH_POOL, SWITCH_POOL_ROUTES, TOPOLOGIES, line_of
 from cxlsim.config import (Document, apply_overrides, dump_yaml, expand_presets, find_preset,
                            load_document, load_file, parse_assignment, parse_yaml,
                            validate_document)
@@ -509,6 +509,32 @@ def test_set_names_a_list_item_by_its_name():
     assert new.data["nodes"][at]["hop_latency"] == "70 ns"
     assert new.locations[("nodes", at, "hop_latency")] == \
         Location("--set nodes[sw0].hop_latency=70 ns")
+
+
+@pytest.mark.parametrize("setting, key", [
+    ("nodes[sw0].hop_latency=-1 ns", "nodes[sw0].hop_latency"),
+    ("nodes[sw0]={name: sw0, type: switch, ports: 5, hop_latency: -1 ns}",
+     "nodes[sw0].hop_latency"),  # below the item set
+    ("nodes[2].hop_latency=-1 ns", "nodes[2].hop_latency"),  # an index stays an index
+])
+def test_an_error_names_a_list_item_as_the_set_did(setting, key):
+    """``--set nodes[sw0]...`` is reported as ``nodes[sw0]``, not by the item's index."""
+    with pytest.raises(InputError) as info:
+        validate_document(TopologySpec, apply_overrides(_doc(), [setting]))
+    assert str(info.value).startswith(f"--set {setting}: {key}: expected a time")
+
+
+@pytest.mark.parametrize("setting, message", [
+    ("topology.nodes[cxl0].capacity=-1 GiB", "topology.nodes[cxl0].capacity: expected a size"),
+    # the graph check, which reads the topology without the key's "topology."
+    ("topology.nodes[cxl1].name=cxl0", "topology.nodes[cxl1].name: duplicate node name"),
+])
+def test_an_experiments_topology_item_is_named_as_the_set_did(setting, message):
+    from cxlsim.experiments import load_experiment
+
+    with pytest.raises(InputError) as info:
+        load_experiment(SWITCH_POOL_ROUTES, [setting])
+    assert str(info.value).startswith(f"--set {setting}: {message}")
 
 
 @pytest.mark.parametrize("text, message", [

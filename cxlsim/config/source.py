@@ -25,6 +25,11 @@ else:  # pragma: no cover - exercised only on Python 3.10
 
 KeyPath = tuple[str | int, ...]
 
+
+class ItemName(str):
+    """A list item named in a key path (``nodes[dram0]``): the item whose ``name`` it is."""
+
+
 YAML_SUFFIXES = (".yaml", ".yml")
 TOML_SUFFIXES = (".toml",)
 
@@ -75,10 +80,11 @@ class Document:
 
 
 def format_path(path: KeyPath) -> str:
-    """Render a key path the way users write it in ``--set``: ``links[2].latency``."""
+    """Render a key path the way users write it in ``--set``: ``links[2].latency``,
+    ``nodes[dram0].capacity``."""
     out = ""
     for part in path:
-        if isinstance(part, int):
+        if isinstance(part, (int, ItemName)):
             out += f"[{part}]"
         else:
             out += f".{part}" if out else str(part)

@@ -15,7 +15,8 @@ from typing import Any
 import networkx as nx
 from pydantic import TypeAdapter, ValidationError
 
-from cxlsim.config.source import Document, KeyPath, format_path
+from cxlsim.config.overrides import as_typed
+from cxlsim.config.source import Document, KeyPath
 from cxlsim.errors import InputError
 from cxlsim.link.tlp import cachemem_bandwidth
 from cxlsim.topology.schema import (DEVICE_TYPES, LinkSpec, NodeSpec, TopologySpec,
@@ -60,7 +61,7 @@ class _Checker:
 
     def fail(self, message: str, path: KeyPath, *involved: str) -> None:
         where = self.doc.locate(path) if self.doc is not None else None
-        self.problems.append(InputError(message, location=where, key=format_path(path)))
+        self.problems.append(InputError(message, location=where, key=as_typed(path, where)))
         self.explained.update(involved)
 
     def raise_all(self) -> None:
