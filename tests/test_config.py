@@ -156,8 +156,34 @@ def test_invalid_yaml_message_has_position(write, text, line, fragment):
     assert "\n" not in msg
 
 
-def test_empty_yaml_is_an_empty_mapping(write):
-    assert load_file(write("e.yaml", "# nothing\n")).data == {}
+def test_empty_yaml_text_is_an_empty_mapping():
+    assert parse_yaml("# nothing\n", "e.yaml").data == {}
+
+
+@pytest.mark.parametrize("name, text", [("e.yaml", ""), ("e.yaml", "# nothing yet\n"),
+                                        ("e.yml", "{}\n"), ("e.toml", "")])
+def test_an_empty_file_says_so(write, name, text):
+    with pytest.raises(InputError) as info:
+        load_file(write(name, text))
+    assert str(info.value) == f"{write(name, text)}: the file is empty: it holds no keys"
+
+
+def test_an_empty_experiment_topology_or_preset_says_so(tmp_path, capsys):
+    """Not "kind missing" or "name: missing required key": the file itself is empty."""
+    from cxlsim.cli import main
+
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "mine.yaml").write_text("# to be written\n")
+    (tmp_path / "experiment.yaml").write_text("")
+    (tmp_path / "topology.yaml").write_text("")
+    (tmp_path / "uses.yaml").write_text(
+        "name: t\nnodes:\n  - {name: h0, type: host, preset: mine}\nlinks: []\n")
+    for argv, empty in [(["resolve", "experiment.yaml"], "experiment.yaml"),
+                        (["topology", "show", "topology.yaml"], "topology.yaml"),
+                        (["topology", "show", "uses.yaml"], "models/mine.yaml")]:
+        assert main([argv[0], *argv[1:-1], str(tmp_path / argv[-1])]) == 2
+        assert capsys.readouterr().err == (
+            f"cxlsim: error: {tmp_path / empty}: the file is empty: it holds no keys\n")
 
 
 def test_yml_suffix_is_yaml(write):
