@@ -82,7 +82,7 @@ def _parser() -> argparse.ArgumentParser:
     resolve.set_defaults(handler=_cmd_resolve)
 
     val = sub.add_parser("validate", help="every reproduction target, simulated vs published")
-    val.add_argument("--quick", action="store_true", help="fast settings (under two minutes)")
+    val.add_argument("--quick", action="store_true", help="fast settings (~1 min 50 s with --jobs 2)")
     val.add_argument("--json", action="store_true", help="print the rows as a JSON list")
     val.add_argument("--jobs", type=int, metavar="N", help=(
         "worker processes running the checks side by side (default: CPU count; the rows "

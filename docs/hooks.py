@@ -4,7 +4,7 @@ A page asks for generated text with an HTML comment on a line of its own:
 
 * ``<!-- cxlsim:validation -->``: the validation table, from running ``cxlsim validate
   --quick`` (:func:`cxlsim.validation.run.validate`, every check on as many processes as
-  there are CPUs, 10-30 s) and :func:`cxlsim.validation.markdown.markdown_table`; the
+  there are CPUs, ~1 min 50 s on two) and :func:`cxlsim.validation.markdown.markdown_table`; the
   rows are kept in ``.cache/cxlsim-docs/`` under a digest of the package's code and
   data, so a rebuild with nothing changed there (``mkdocs serve``) reuses them;
 * ``<!-- cxlsim:policy NAME -->``: the tunables of the placement policy NAME;
