@@ -12,6 +12,7 @@ without the file and source line it gives other warnings.
 
 from __future__ import annotations
 
+import threading
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -52,7 +53,15 @@ _open: list[Tally] = []
 @contextmanager
 def _counting(tally: Tally) -> Iterator[Tally]:
     """Run warnings raised within are counted in ``tally``, not shown (every one: Python's
-    once-per-place filter does not apply); other warnings are shown as usual."""
+    once-per-place filter does not apply); other warnings are shown as usual.
+
+    Only the main thread counts: Python's warning settings are the whole process's, and
+    threads changing them at once could leave them changed. A task on a thread (a thread
+    pool, a Dask worker in this process) counts nothing itself: its warnings reach the
+    region the main thread has open, if any."""
+    if threading.current_thread() is not threading.main_thread():
+        yield tally
+        return
     with warnings.catch_warnings():
         warnings.simplefilter("always", RunWarning)
         show = warnings.showwarning
@@ -75,7 +84,8 @@ def _counting(tally: Tally) -> Iterator[Tally]:
 def once_each() -> Iterator[Tally]:
     """Count the run warnings raised within; at the end, error or not, show each distinct
     one once, with its count (or, inside another region, leave them to that one)."""
-    outer = _open[-1] if _open else None
+    outer = _open[-1] if _open and threading.current_thread() is threading.main_thread() \
+        else None
     tally = Tally()
     try:
         with _counting(tally):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import warnings
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
 import pytest
 
@@ -113,3 +113,17 @@ def test_importing_cxlsim_shows_a_run_warning_as_one_line():
                          timeout=60).stderr.splitlines()
     assert err[0] == "cxlsim: warning: tm: policy tpp never acted (2 times)"
     assert "UserWarning: plain" in err[1]  # other warnings as Python shows them
+
+
+def test_a_thread_pool_sweep_counts_in_the_main_threads_region_and_leaves_no_trace(
+        tmp_path):
+    """Threads do not touch Python's warning settings (shared by the whole process):
+    their warnings are counted by the region the main thread has open, and the settings
+    are as they were afterwards."""
+    path = tmp_path / "tm.yaml"
+    path.write_text(IDLE_SWEEP)
+    with pytest.warns(RunWarning) as caught, ThreadPoolExecutor(2) as pool:
+        show, filters = warnings.showwarning, list(warnings.filters)
+        cxlsim.run(path, jobs=2, executor=pool)
+        assert warnings.showwarning is show and warnings.filters == filters
+    assert [str(w.message)[-10:] for w in caught] == [" (3 times)"]
