@@ -63,9 +63,10 @@ def _parser() -> argparse.ArgumentParser:
     clean = sub.add_parser("clean", help="remove the older run folders of experiments "
                                          "(only folders cxlsim wrote), keeping the newest")
     clean.add_argument("names", nargs="*", metavar="NAME", help=(
-        "experiments whose run folders to clear (default: every one in the folder)"))
+        "experiments whose run folders to clear, NAME-quick for a quick form's (default: "
+        "every one in the folder)"))
     clean.add_argument("--keep", type=int, default=1, metavar="N",
-                       help="newest run folders to keep per experiment (default 1; 0: none)")
+                       help="newest run folders to keep of each (default 1; 0: none)")
     clean.add_argument("--runs", default="runs", metavar="DIR",
                        help="the folder holding the run folders (default: runs)")
     clean.add_argument("--dry-run", action="store_true",
@@ -82,7 +83,8 @@ def _parser() -> argparse.ArgumentParser:
     resolve.set_defaults(handler=_cmd_resolve)
 
     val = sub.add_parser("validate", help="every reproduction target, simulated vs published")
-    val.add_argument("--quick", action="store_true", help="fast settings (~1 min 50 s with --jobs 2)")
+    val.add_argument("--quick", action="store_true",
+                     help="fast settings (~1 min 50 s with --jobs 2)")
     val.add_argument("--json", action="store_true", help="print the rows as a JSON list")
     val.add_argument("--jobs", type=int, metavar="N", help=(
         "worker processes running the checks side by side (default: CPU count; the rows "
