@@ -100,8 +100,9 @@ def _validation() -> str:
 
 def _log_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """A warning of the validation run as an info line of the build's log (a run warning
-    is one line: ``cxlsim: warning: ...``)."""
-    log.info(warnings.formatwarning(message, category, filename, lineno, line).rstrip())
+    is one line, ``warning: ...`` after the log's ``cxlsim:``)."""
+    text = warnings.formatwarning(message, category, filename, lineno, line)
+    log.info(text.removeprefix("cxlsim: ").rstrip())
 
 
 def _inputs_digest() -> str:

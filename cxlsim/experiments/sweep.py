@@ -421,7 +421,7 @@ def _step_counter(progress: bool, executor: str | Executor | None) -> Any:
 
 @contextmanager
 def _showing_steps(bar: Any, counter: Any, unit: str) -> Iterator[None]:
-    """While the block runs, the steps (``unit``\ s) done inside points (``counter``)
+    """While the block runs, the steps (in ``unit``) done inside points (``counter``)
     beside the points on ``bar``, redrawn by a thread of this process."""
     if counter is None:
         yield
