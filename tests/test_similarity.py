@@ -7,10 +7,14 @@ import typing
 import pytest
 from pydantic import BaseModel
 
+from conftest import REPO
+from cxlsim.cli import main
+from cxlsim.config import load_document
 from cxlsim.errors import InputError
 from cxlsim.experiments import load_experiment
 from cxlsim.experiments.kinds.trace_memory import DamonMonitor, NumaBalancing, \
     TraceMemoryExperiment
+from cxlsim.memory import CpuParams
 from cxlsim.mm.migrate import MigrationParams
 from cxlsim.mm.params import KernelParams
 from cxlsim.mm.similarity import Law, kind_of
@@ -86,13 +90,41 @@ def _load(tmp_path, *sets):
 @pytest.mark.parametrize("value, says", [
     ("0.5", "scale: expected greater than or equal to 1; found 0.5"),
     ("many", "scale: expected a number; found 'many'"),
-    ("64", "L1 DTLB has 16 sets of 6 ways, fewer than the scale 64; the largest scale "
-           "that keeps a set is 16"),
     ("3", "scale 3 is not a power of two")])
 def test_bad_scale_is_refused_in_one_line(tmp_path, value, says):
     with pytest.raises(InputError) as err:
         _load(tmp_path, f"scale={value}")
     assert says in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_structure_with_fewer_sets_than_the_scale_becomes_one_set(tmp_path):
+    """Beyond its sets a structure keeps its reach (1/S of its entries, rounded half up,
+    at least one), fully associative; a fully associative one stays exactly itself."""
+    cpu = _load(tmp_path, "scale=64").cpu
+    xeon = Law(scale=64).cpu(cpu)
+    dtlb = next(a for a in xeon.tlbs[0].arrays if a.page_size == 4096)
+    assert (dtlb.entries, dtlb.ways) == (2, 2)  # 96 / 64 = 1.5 -> 2
+    assert (xeon.caches[0].sets, xeon.caches[0].ways) == (1, 12)  # L1D: 64 sets, kept ways
+    l1d = Law(scale=256).cpu(cpu).caches[0]
+    assert (l1d.sets, l1d.ways) == (1, 3)  # 768 lines / 256
+    one = Law(scale=1024).cpu(cpu).tlbs[0].arrays[0]
+    assert (one.entries, one.ways) == (1, 1)  # never none
+    epyc = load_document(REPO / "models" / "cpus" / "epyc-7452.yaml").data
+    full = next(a for a in Law(scale=16).cpu(CpuParams.model_validate(epyc)).tlbs[0].arrays
+                if a.page_size == 4096)
+    assert (full.entries, full.ways) == (4, 4)  # 64 fully associative -> 4, still so
+
+
+def test_a_cpu_swapped_on_a_shipped_study_runs_at_its_scale():
+    """The EPYC 7452's L1 DTLB is one fully associative set of 64 entries: at scale 16
+    it is one set of 4, as exact as at scale 1."""
+    assert main(["resolve", "policy-compare", "--set", "cpu.preset=cpus/epyc-7452"]) == 0
+
+
+def test_the_way_out_of_a_scale_counts_the_sample(tmp_path):
+    with pytest.raises(InputError, match=r"to run on this CPU with sample 8: --set scale=4 "
+                                         r"\(and a trace footprint 8 times larger"):
+        _load(tmp_path, "scale=32", "sample=8")
 
 
 def test_time_scale_beside_scale_is_refused(tmp_path):

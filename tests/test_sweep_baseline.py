@@ -51,6 +51,17 @@ def test_a_bad_baseline_is_named(tmp_path, baseline, message):
         run_file(_with_baseline(tmp_path, baseline), jobs=1)
 
 
+def test_a_grid_without_its_baseline_is_refused_before_it_starts(tmp_path):
+    with pytest.raises(InputError) as err:
+        run_file("policy-compare", ["sweep.grid.policy=[tpp, static]"],
+                 out=tmp_path / "out")
+    assert ("baseline.value: 'all-local' is not one of the grid's values of policy (tpp, "
+            "static): every point is compared with its baseline point (policy = all-local), "
+            "so the grid must hold it; add all-local to sweep.grid.policy, or drop the "
+            "comparison (--set sweep.baseline=null)") in str(err.value)
+    assert not (tmp_path / "out").exists()
+
+
 def test_the_policy_comparison_sweeps_policies_against_all_local():
     """experiments/policy-compare.yaml, shortened to a small unscaled run whose scanner
     acts within it (short clocks set here: the file keeps the kernel's): every point of

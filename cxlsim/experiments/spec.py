@@ -17,6 +17,7 @@ from cxlsim.config.base import StrictModel
 from cxlsim.topology.schema import TopologySpec
 
 if TYPE_CHECKING:
+    from cxlsim.experiments.quick import QuickForm
     from cxlsim.experiments.result import RunResult
 
 _KINDS: dict[str, type[ExperimentSpec]] = {}
@@ -71,8 +72,12 @@ class SweepSpec(StrictModel):
             raise ValueError(f"baseline.key: {b.key!r} is not a key of the grid "
                              f"({', '.join(self.grid)})")
         if b is not None and b.value not in self.grid[b.key]:
+            values = ", ".join(map(str, self.grid[b.key]))
             raise ValueError(f"baseline.value: {b.value!r} is not one of the grid's values of "
-                             f"{b.key} ({self.grid[b.key]})")
+                             f"{b.key} ({values}): every point is compared with its "
+                             f"baseline point ({b.key} = {b.value}), so the grid must hold "
+                             f"it; add {b.value} to sweep.grid.{b.key}, or drop the "
+                             f"comparison (--set sweep.baseline=null)")
         return self
 
 
@@ -80,6 +85,8 @@ class ExperimentSpec(StrictModel):
     """Fields every experiment has; subclasses add their own and implement :meth:`run`."""
 
     kind_name: ClassVar[str] = ""
+    #: What a run's progress bar counts (a sweep shows them beside its points).
+    step_unit: ClassVar[str] = "step"
     name: str = Field(description="experiment name, used for the run folder")
     kind: str = Field(description="what kind of experiment this is")
     description: str = Field("", description="what the experiment shows")
@@ -121,6 +128,14 @@ class ExperimentSpec(StrictModel):
     def prepare(self) -> None:
         """Make the :meth:`shared_input` now, so that workers forked afterwards inherit it
         instead of each making it again (a sweep calls this once before forking)."""
+
+    def coarser(self) -> QuickForm:
+        """This study's quick form (:mod:`..quick`); by default it has none (it runs as
+        is), saying why."""
+        from cxlsim.experiments.quick import QuickForm
+
+        return QuickForm(1, why_not=f"an experiment of kind {self.kind} is not scaled by the "
+                                    f"similarity law, so it has no coarser form")
 
     def draw(self, make: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         """The figures ``make()`` draws (in cxlsim's style, :mod:`cxlsim.plot.style`), or

@@ -46,10 +46,12 @@ from cxlsim.errors import InputError, Location
 from cxlsim.experiments.kinds import kind_modules
 from cxlsim.experiments.loader import experiment_file, load_experiment
 from cxlsim.experiments.output import check_out, write_run_folder
-from cxlsim.experiments.progress import progress_bar
+from cxlsim.experiments.progress import REDRAW, count_into, progress_bar
+from cxlsim.experiments.quick import quick_overrides
 from cxlsim.experiments.result import RunResult
 from cxlsim.experiments.spec import Baseline, ExperimentSpec
-from cxlsim.units import parse_quantity
+from cxlsim.runwarnings import Tally, counted, once_each
+from cxlsim.units import format_size, parse_quantity
 
 POINTS_MARKER = ".cxlsim-points"
 _DIGEST_KEY = b"cxlsim.point_config_sha256"
@@ -59,14 +61,17 @@ _DASK_EXTRA = "the dask executor needs the optional extra: pip install 'cxlsim[d
 
 def run_file(path: str | Path, overrides: Sequence[str] = (), progress: bool = False,
              jobs: int | None = None, executor: str | Executor | None = None,
-             out: str | Path | None = None) -> RunResult:
+             out: str | Path | None = None, quick: bool = False, report: bool = False
+             ) -> RunResult:
     """Load and run an experiment file, or a shipped one by name (every sweep point if it
-    has a ``sweep``).
+    has a ``sweep``); ``quick``: its quick form (:mod:`.quick`, what it changes printed
+    on stderr).
 
     ``jobs`` worker processes (default ``sweep.jobs``, else the CPU count; 1 runs in
     this process); ``executor`` is ``"local"`` (default), ``"dask://HOST:PORT"`` or any
     :class:`concurrent.futures.Executor`. With ``out`` the run folder is written there
-    and sweep points are saved as they finish, and resumed on a re-run. ``progress``
+    (with ``report``: its ``report.html`` too) and sweep points are saved as they
+    finish, and resumed on a re-run. ``progress``
     draws a bar on stderr (:mod:`cxlsim.experiments.progress`): per sweep point, else at
     the run's own steps.
     """
@@ -76,12 +81,16 @@ def run_file(path: str | Path, overrides: Sequence[str] = (), progress: bool = F
     out = None if out is None else check_out(out)  # refused before anything runs
     path = experiment_file(path)
     spec = load_experiment(path, overrides)
-    if spec.sweep is None:
-        result = spec.run(progress=progress)
-    else:
-        result = _sweep(spec, path, overrides, progress, jobs, executor, out)
+    if quick:
+        overrides += tuple(quick_overrides(spec))
+        spec = load_experiment(path, overrides)
+    with once_each() as warned:  # each run warning once, after the progress bar
+        if spec.sweep is None:
+            result = spec.run(progress=progress)
+        else:
+            result = _sweep(spec, path, overrides, progress, jobs, executor, out, warned)
     if out is not None:
-        write_run_folder(result, out)
+        write_run_folder(result, out, report)
         if spec.sweep is not None:
             stage_dir(out).rename(out / "points")
     return result
@@ -94,8 +103,10 @@ def sweep_points(spec: ExperimentSpec) -> list[dict[str, Any]]:
 
 
 def _sweep(spec: ExperimentSpec, path: Path, overrides: tuple[str, ...], progress: bool,
-           jobs: int | None, executor: str | Executor | None, out: Path | None) -> RunResult:
-    """Validate every point, reuse saved rows, run the rest, collect the table."""
+           jobs: int | None, executor: str | Executor | None, out: Path | None,
+           warned: Tally) -> RunResult:
+    """Validate every point, reuse saved rows, run the rest, collect the table (the run
+    warnings of points run in workers added to ``warned``)."""
     points = sweep_points(spec)
     specs = [_load_point(path, overrides, i, point) for i, point in enumerate(points)]
     swept, ticks = swept_cells(spec.sweep.grid, points, specs)
@@ -120,17 +131,21 @@ def _sweep(spec: ExperimentSpec, path: Path, overrides: tuple[str, ...], progres
 
     workers = min(jobs or spec.sweep.jobs or os.cpu_count() or 1, len(todo))
     _prepare([specs[i] for i in todo], executor, workers)
-    with open_executor(executor, workers) as pool, \
-            progress_bar(progress, len(points), spec.name, "point", initial=len(rows)) as bar:
+    counter = _step_counter(progress, executor)
+    with open_executor(executor, workers, counter) as pool, \
+            progress_bar(progress, len(points), spec.name, "point", initial=len(rows)) as bar, \
+            _showing_steps(bar, counter, spec.step_unit):
         if pool is None:
             for i in todo:
                 computed(i, _run_point(specs[i], i))
         else:
-            futures = {pool.submit(_run_points, [specs[i] for i in batch], batch): batch
-                       for batch in batches(todo, workers)}
+            futures = {pool.submit(counted, _run_points, [specs[i] for i in batch], batch):
+                       batch for batch in batches(todo, workers)}
             try:
                 for fut in as_completed(futures):
-                    for i, metrics in zip(futures[fut], fut.result()):
+                    rows_of_batch, tally = fut.result()
+                    warned.merge(tally)
+                    for i, metrics in zip(futures[fut], rows_of_batch):
                         computed(i, metrics)
             except BaseException:
                 for fut in futures:
@@ -402,9 +417,48 @@ def _check_heatmaps(spec: ExperimentSpec, path: Path, row: dict[str, Any],
                                  location=str(path), key=f"sweep.{key}[{i}]")
 
 
+def _step_counter(progress: bool, executor: str | Executor | None) -> Any:
+    """The integer a sweep's points count their steps into (their epochs, ...), shared
+    with its local workers, when the sweep shows progress; else None."""
+    if not progress or executor not in (None, "local"):
+        return None
+    return _worker_context().Value("q", 0)
+
+
 @contextmanager
-def open_executor(executor: str | Executor | None, jobs: int) -> Iterator[Executor | None]:
-    """The executor to use, or None to run in this process; closes what it opened."""
+def _showing_steps(bar: Any, counter: Any, unit: str) -> Iterator[None]:
+    """While the block runs, the steps (in ``unit``) done inside points (``counter``)
+    beside the points on ``bar``, redrawn by a thread of this process."""
+    if counter is None:
+        yield
+        return
+    count_into(counter)  # the points run here when there is one worker
+    done = threading.Event()
+
+    def show() -> None:
+        inside = format_size(counter.value) if unit == "B" else f"{counter.value:,} {unit}s"
+        bar.set_postfix_str(f"{inside} inside points", refresh=True)
+
+    def watch() -> None:
+        while not done.wait(1 / REDRAW):
+            show()
+
+    watcher = threading.Thread(target=watch, name="cxlsim-steps", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+        watcher.join()
+        count_into(None)
+        show()
+
+
+@contextmanager
+def open_executor(executor: str | Executor | None, jobs: int, counter: Any = None
+                  ) -> Iterator[Executor | None]:
+    """The executor to use, or None to run in this process; closes what it opened.
+    Local workers count their points' steps into ``counter`` (:func:`_step_counter`)."""
     if isinstance(executor, Executor):
         yield executor
     elif executor in (None, "local"):
@@ -413,7 +467,7 @@ def open_executor(executor: str | Executor | None, jobs: int) -> Iterator[Execut
         else:
             with ProcessPoolExecutor(jobs, mp_context=_worker_context(),
                                      initializer=_start_worker,
-                                     initargs=(os.getpid(), jobs)) as pool:
+                                     initargs=(os.getpid(), jobs, counter)) as pool:
                 pool.submit(int).result()  # workers start now, before any progress thread
                 yield pool
     elif isinstance(executor, str) and executor.startswith("dask://") and executor[7:]:
@@ -454,10 +508,12 @@ def _worker_context() -> multiprocessing.context.BaseContext:
     return context
 
 
-def _start_worker(parent: int, jobs: int) -> None:
+def _start_worker(parent: int, jobs: int, counter: Any = None) -> None:
     """Worker initializer: a share of the host's CPUs for the worker's own threads
-    (:data:`cxlsim.memory.cores.THREADS_ENV`), and an end when its parent is gone."""
+    (:data:`cxlsim.memory.cores.THREADS_ENV`), an end when its parent is gone, and its
+    points' steps counted into the sweep's ``counter`` (None: not shown)."""
     os.environ["CXLSIM_THREADS"] = str(max((os.cpu_count() or 1) // jobs, 1))
+    count_into(counter)
     _exit_with_parent(parent)
 
 

@@ -71,28 +71,35 @@ def kept_pages(n_pages: int, k: int, seed: int = 0,
     return rank
 
 
+def one_set(entries: int, k: int) -> int:
+    """Entries of a structure of ``entries`` with fewer sets than ``k`` under the
+    similarity law: ``entries / k`` rounded half up, at least one."""
+    return max(1, (2 * entries + k) // (2 * k))
+
+
 def scaled_cpu(cpu: CpuParams, k: int, page_size: int = 4096,
                keep_ways: bool = False) -> CpuParams:
     """``cpu`` with every cache and its TLB arrays for ``page_size`` at ``1/k`` of their
-    entries: a set-associative structure keeps its ways and loses sets, one with fewer
-    sets than ``k`` becomes one set of ``entries / k`` ways (``keep_ways``: is refused,
-    as the similarity law does). ValueError names a structure that cannot be divided
-    so."""
+    entries: a set-associative structure keeps its ways and loses sets. One with fewer
+    sets than ``k`` becomes one fully associative set of ``entries / k`` entries: for a
+    sample that fraction must be whole; under the similarity law (``keep_ways``) it is
+    rounded half up, at least one entry (a fully associative structure stays exactly what it
+    was, a set-associative one keeps its reach but not its conflicts). ValueError names
+    a structure that cannot be divided so."""
     check_factor(k)
     if k == 1:
         return cpu
 
     def divide(name: str, entries: int, ways: int) -> tuple[int, int]:
-        sets = entries // ways
-        if keep_ways and sets < k:
-            raise ValueError(f"{cpu.name}: {name} has {sets} sets of {ways} ways, fewer "
-                             f"than the scale {k}; the largest scale that keeps a set is "
-                             f"{1 << (sets.bit_length() - 1)}")
+        whole = entries // ways >= k
+        if keep_ways and not whole:
+            return (left := one_set(entries, k)), left
         if entries % k:
-            raise ValueError(f"{cpu.name}: {name} has {entries} entries, which a sampling "
-                             f"factor of {k} does not divide; expected a factor that "
-                             f"divides every TLB and cache")
-        return (entries // k, ways) if sets >= k else (entries // k, entries // k)
+            what = "the scale" if keep_ways else "a sampling factor of"
+            raise ValueError(f"{cpu.name}: {name} has {entries} entries, which {what} {k} "
+                             f"does not divide; expected a factor that divides every TLB "
+                             f"and cache")
+        return (entries // k, ways) if whole else (entries // k, entries // k)
 
     tlbs = []
     for tlb in cpu.tlbs:
@@ -106,5 +113,17 @@ def scaled_cpu(cpu: CpuParams, k: int, page_size: int = 4096,
     for c in cpu.caches:
         lines, ways = divide(c.name, c.sets * c.ways, c.ways)
         caches.append(c.model_copy(update={"size": lines * c.line, "ways": ways}))
+    how = "scale" if keep_ways else "sample"
     return cpu.model_copy(update={"tlbs": tlbs, "caches": caches,
-                                  "name": f"{cpu.name} (1/{k} sample)"})
+                                  "name": f"{cpu.name} (1/{k} {how})"})
+
+
+def collapsed(cpu: CpuParams, k: int, page_size: int = 4096) -> list[tuple[str, str]]:
+    """The caches and ``page_size`` TLB arrays of ``cpu`` with fewer sets than ``k``:
+    (name, what :func:`scaled_cpu` makes of them under the similarity law)."""
+    found = [(t.name, a.entries, a.ways) for t in cpu.tlbs for a in t.arrays
+             if a.page_size == page_size]
+    found += [(c.name, c.sets * c.ways, c.ways) for c in cpu.caches]
+    return [(name, f"{entries // ways} sets of {ways} ways -> one set of "
+                   f"{one_set(entries, k)} (fully associative)")
+            for name, entries, ways in found if entries // ways < k]

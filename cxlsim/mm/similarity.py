@@ -25,7 +25,9 @@ what follows for each tunable (its class, written once at the field's definition
   scan rate) are multiplied by ``c / n_t``: ``rate x c / n_t x period / K`` over ``N /
   S`` pages is ``rate x period / N``;
 * cache and TLB reach relative to the footprint -> every cache and TLB keeps its ways
-  and has ``1 / S`` of its sets (:func:`cxlsim.memory.sampling.scaled_cpu`);
+  and has ``1 / S`` of its sets; one with fewer sets than ``S`` becomes one fully
+  associative set of ``1 / S`` of its entries (at least one): its reach is kept, its
+  conflicts are not (:func:`cxlsim.memory.sampling.scaled_cpu`);
 * mechanism constants stay (**fixed**): batch sizes, the flush ceiling, DAMON's region
   bounds, history bits, fractions of a node (watermark and demote scale factors), access
   rates in %, weights.
@@ -104,9 +106,10 @@ class Law:
         return model.model_copy(update=update)
 
     def cpu(self, cpu: CpuParams) -> CpuParams:
-        """``cpu`` with ``1 / scale`` of every cache's and TLB's sets, ways kept;
-        ValueError names a structure left without a set, or a scale that is not a power
-        of two (which sets are divided by)."""
+        """``cpu`` with ``1 / scale`` of every cache's and TLB's sets, ways kept; a
+        structure with fewer sets than the scale becomes one fully associative set of
+        ``1 / scale`` of its entries (:func:`~cxlsim.memory.sampling.scaled_cpu`).
+        ValueError names a scale that is not a power of two (which sets are divided by)."""
         if self.scale == 1:
             return cpu
         if not float(self.scale).is_integer() or int(self.scale) & (int(self.scale) - 1):

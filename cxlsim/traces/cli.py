@@ -211,7 +211,7 @@ def _cmd_gen(args: argparse.Namespace) -> int:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    from cxlsim.traces.formats import FORMATS
+    from cxlsim.traces.formats import FORMATS, described
     from cxlsim.traces.generators import KINDS
     from cxlsim.traces.generators.base import TIMING
 
@@ -221,11 +221,10 @@ def _cmd_list(args: argparse.Namespace) -> int:
                 print(f"      {key + '=' + param.default:<26} {param.doc}")
 
     print("Formats (cxlsim trace convert IN OUT --from FORMAT [--to FORMAT] [--option K=V]):")
-    print(f"  {NATIVE:<14} cxlsim's own (Arrow IPC file); read and written")
-    for name, fmt in FORMATS.items():
-        direction = "read and written" if fmt.write else "read"
-        print(f"  {name:<14} {fmt.doc}; {direction}; holds {', '.join(fmt.fields)}")
-        params(dict(fmt.options))
+    for name, text in described().items():  # native first
+        fmt = FORMATS.get(name)
+        print(f"  {name:<14} {text}" + (f"; holds {', '.join(fmt.fields)}" if fmt else ""))
+        params(dict(fmt.options) if fmt else {})
     print("\nGenerators (cxlsim trace gen KIND --n N --seed S [--param K=V] OUT); all take:")
     params(TIMING)
     for name, kind in KINDS.items():

@@ -18,11 +18,14 @@ from cxlsim.errors import InputError, Location, did_you_mean
 @dataclass(frozen=True)
 class Param:
     """A parameter: its default (as text, the way a user writes it), how to read it from
-    text, and what it means."""
+    text, what it means, and how a trace of the same workload ``F`` times smaller takes
+    it (``shrinks``: ``"size"``, a share of the footprint, and ``"count"``, a number of
+    records or keys, are divided by ``F``; None: kept -- a granule, a fraction, a time)."""
 
     default: str
     parse: Callable[[str], Any]
     doc: str
+    shrinks: str | None = None
 
 
 def parse_params(specs: Mapping[str, Param], items: Sequence[str], *, flag: str,

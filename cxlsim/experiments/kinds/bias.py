@@ -24,6 +24,7 @@ the DES has passed over, op by op.
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import pandas as pd
 import plotly.express as px
@@ -48,6 +49,7 @@ POLICIES = ("host bias", "device bias", "flip")
 class BiasExperiment(ExperimentSpec):
     """Device-local memory in host bias, in device bias and flipped per phase."""
 
+    step_unit: ClassVar[str] = "B"
     kind: str = "bias"
     topology: TopologySpec = Field(description="the system (a topology file path or inline)")
     host: HostName = Field("host0", validate_default=True,
@@ -90,7 +92,7 @@ class BiasExperiment(ExperimentSpec):
         topology = Topology.from_spec(self.topology)
         checked = sum(s for s in self.sizes if s <= self.check_size) if self.burst > 1 else 0
         with progress_bar(progress, len(_PIECES) * (sum(self.sizes) + checked), self.name,
-                          "B", unit_scale=True) as bar:
+                          self.step_unit, unit_scale=True) as bar:
             pieces = pd.DataFrame([self.pieces(topology, size, self.burst, bar)
                                    for size in self.sizes])
             burst_error = self._burst_error(topology, pieces, bar)

@@ -24,7 +24,7 @@ and the time to hand the data to the device's compute.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 import pandas as pd
 import plotly.express as px
@@ -54,6 +54,7 @@ CacheDeviceName = Annotated[str, _node_validator(
 class CacheVsDmaExperiment(ExperimentSpec):
     """CXL.cache line accesses with a window in flight versus one DMA transfer."""
 
+    step_unit: ClassVar[str] = "B"
     kind: str = "cache-vs-dma"
     topology: TopologySpec = Field(description="the system (a topology file path or inline)")
     host: HostName = Field("host0", validate_default=True,
@@ -116,7 +117,7 @@ class CacheVsDmaExperiment(ExperimentSpec):
         rows, crossings = [], []
         # a transfer's time to simulate grows with its bytes
         with progress_bar(progress, len(self.ops) * (1 + len(self.in_flight)) * sum(self.sizes),
-                          self.name, "B", unit_scale=True) as bar:
+                          self.name, self.step_unit, unit_scale=True) as bar:
             for op in self.ops:
                 dma = {n: self.dma_ns(topology, n, op)
                        for n in steps(bar, self.sizes, weight=lambda n: n)}

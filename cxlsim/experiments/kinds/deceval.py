@@ -10,6 +10,8 @@ The accelerators' links come from the topology (CXL links: their ``cxl_penalty``
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import pandas as pd
 import plotly.express as px
 from pydantic import Field, field_validator
@@ -59,6 +61,7 @@ class _DecEvalBase(ExperimentSpec):
 class DecEvalFlowsExperiment(_DecEvalBase):
     """Four DecEval flows: simulated times and speedups over the baseline."""
 
+    step_unit: ClassVar[str] = "chunk"
     kind: str = "deceval-flows"
 
     def run(self, progress: bool = False, point: int = 0) -> RunResult:
@@ -95,7 +98,7 @@ class DecEvalChunksExperiment(_DecEvalBase):
     def run(self, progress: bool = False, point: int = 0) -> RunResult:
         rows = []
         # a run's time grows with its chunks (the pipelined flow's events)
-        with progress_bar(progress, sum(self.chunk_counts), self.name, "chunk") as bar:
+        with progress_bar(progress, sum(self.chunk_counts), self.name, self.step_unit) as bar:
             for n in steps(bar, self.chunk_counts, weight=lambda n: n):
                 app = self.app.model_copy(update={"chunks": n})
                 for t in self._times(app).values():

@@ -10,6 +10,8 @@ of each size in ``page_sizes`` -- the NCRB study of the EPYC 7452's L3 and TLB (
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -55,6 +57,7 @@ def _tag(page_size: int) -> str:
 class EpycLatencyExperiment(ExperimentSpec):
     """Pointer-chase latency and sequential-read bandwidth vs block size and page size."""
 
+    step_unit: ClassVar[str] = "B"
     kind: str = "epyc-latency"
     cpu: CpuParams = Field(description="the CPU (use preset cpus/epyc-7452)")
     blocks: list[Size] = Field(min_length=3, description="block sizes, ascending")
@@ -84,7 +87,7 @@ class EpycLatencyExperiment(ExperimentSpec):
         laps = dict(warmup_laps=self.warmup_laps, loads=self.loads)
         rows = []
         # a point's laps over its block take time in proportion to the block
-        with progress_bar(progress, len(self.page_sizes) * sum(self.blocks), self.name, "B",
+        with progress_bar(progress, len(self.page_sizes) * sum(self.blocks), self.name, self.step_unit,
                           unit_scale=True) as bar:
             for page_size in self.page_sizes:
                 for block in steps(bar, self.blocks, weight=lambda b: b):

@@ -12,7 +12,7 @@ knee and the saturation point come out of the transaction-level run.
 from __future__ import annotations
 
 import itertools
-from typing import Annotated
+from typing import Annotated, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -35,6 +35,7 @@ from cxlsim.topology.schema import TopologySpec
 class LinkLoadedExperiment(ExperimentSpec):
     """Loaded-latency curves of CXL.mem for flit modes x link widths x read fractions."""
 
+    step_unit: ClassVar[str] = "point"
     kind: str = "link-loaded"
     topology: TopologySpec = Field(description="the system (a topology file path or inline)")
     host: HostName = Field("host0", validate_default=True, description="the requesting host")
@@ -57,7 +58,7 @@ class LinkLoadedExperiment(ExperimentSpec):
     def run(self, progress: bool = False, point: int = 0) -> RunResult:
         rows = []
         curves = list(itertools.product(self.flit_modes, self.widths, self.read_fractions))
-        with progress_bar(progress, len(curves) * len(self.loads), self.name, "point") as bar:
+        with progress_bar(progress, len(curves) * len(self.loads), self.name, self.step_unit) as bar:
             for mode, width, reads in curves:
                 for i, load in steps(bar, enumerate(self.loads)):
                     rows.append(self._point(mode, width, reads, load, point * 1000 + i))

@@ -45,7 +45,8 @@ TIMING = {
 
 #: The address space most generators draw from.
 SPACE = {
-    "footprint": Param("1 GiB", parse_size, "bytes of memory the accesses cover"),
+    "footprint": Param("1 GiB", parse_size, "bytes of memory the accesses cover",
+                       shrinks="size"),
     "base": Param("0x100000000", integer(0), "lowest address"),
     "item": Param("4 KiB", parse_size, "granule the distribution picks (a page); the access "
                                         "falls at a random size-aligned offset in it"),

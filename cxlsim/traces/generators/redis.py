@@ -102,11 +102,12 @@ KINDS = (
           "workload": Param("C", _KV.params["workload"].parse,
                             "YCSB core workload (HMSDK: zipfian read only, C)"),
           "cold": Param("0 B", parse_size, "cold memory allocated before Redis (the "
-                                           "pressure)"),
+                                           "pressure)", shrinks="size"),
           "settle": Param("100000", integer(0), "records before Redis loads: the filler's "
-                                                "page writes, then the other task's reads"),
+                                                "page writes, then the other task's reads",
+                          shrinks="count"),
           "settle_set": Param("64 KiB", parse_size, "bytes the other task reads while the "
                                                     "filler sits (assumption: a small, "
-                                                    "cache-resident task)")},
+                                                    "cache-resident task)", shrinks="size")},
          redis, regions={**_KV.regions, COLD: "cold", OTHER: "other"}, columns=_KV.columns),
 )

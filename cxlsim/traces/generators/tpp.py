@@ -307,7 +307,7 @@ def _service(name: str, doc: str, footprint: str, file_share: Source, anon_hot: 
         "footprint": Param(footprint, parse_size, "bytes of anon and file pages together "
                                                   "(assumption: a server's tens of GiB shrunk "
                                                   "to 96 % of the 100 MiB tpp topologies); "
-                                                  "churn allocates more after it"),
+                                                  "churn allocates more after it", shrinks="size"),
         "file_share": Param(file_share[0], fraction, "fraction of the footprint that is file "
                                                      "pages: " + file_share[1]),
         "anon_hot": Param(anon_hot[0], fraction, "fraction of the anon pages that are hot "
@@ -345,7 +345,8 @@ def _service(name: str, doc: str, footprint: str, file_share: Source, anon_hot: 
         service, regions=_REGIONS, columns=_COLUMNS)
 
 
-_FILE = {"file_size": Param("2 GiB", parse_size, "size of the file pages (page cache)"),
+_FILE = {"file_size": Param("2 GiB", parse_size, "size of the file pages (page cache)",
+                           shrinks="size"),
          "file_ops": Param("0.2", fraction, "fraction of the accesses to file pages")}
 _REGIONS = {0: "anon", 1: "file"}
 _COLUMNS = ("page_type", "region")
@@ -361,9 +362,11 @@ _CACHE_FILE_SHARE = ("0.76", "file (tmpfs) pages are 70-82 % of a cache's memory
 KINDS = (
     Kind("alloc-bursts", "long-lived heap plus bursts of short-lived hot allocations",
          {**TIMING, **SPACE,
-          "burst_size": Param("64 MiB", parse_size, "size of each burst allocation"),
-          "burst_every": Param("1000000", integer(1), "records from one burst to the next"),
-          "burst_life": Param("250000", integer(1), "records a burst lives"),
+          "burst_size": Param("64 MiB", parse_size, "size of each burst allocation",
+                              shrinks="size"),
+          "burst_every": Param("1000000", integer(1), "records from one burst to the next",
+                               shrinks="count"),
+          "burst_life": Param("250000", integer(1), "records a burst lives", shrinks="count"),
           "burst_ops": Param("0.5", fraction, "fraction of accesses to the live burst")},
          alloc_bursts, regions={0: "heap", 1: "burst"}, columns=_COLUMNS),
     Kind("anon-file-mix", "zipfian anonymous memory and uniformly read file pages",
@@ -371,7 +374,8 @@ KINDS = (
          regions=_REGIONS, columns=_COLUMNS),
     Kind("file-warmup", "sequential read of the file cache, then mostly anonymous accesses",
          {**TIMING, **SPACE, "theta": ZIPF["theta"], **_FILE,
-          "file_size": Param("4 GiB", parse_size, "size of the file read at warm-up"),
+          "file_size": Param("4 GiB", parse_size, "size of the file read at warm-up",
+                             shrinks="size"),
           "file_ops": Param("0.02", fraction, "fraction of the accesses to file pages after "
                                               "the warm-up")},
          file_warmup, regions=_REGIONS, columns=_COLUMNS),
