@@ -132,3 +132,9 @@ def test_a_sweep_shows_the_steps_inside_its_points(tmp_path, capsys, jobs):
     run_file(path, progress=True, jobs=jobs)
     # two points of 400,000 records in epochs of 4,000
     assert "200 epochs inside points" in capsys.readouterr().err
+
+
+def test_a_run_with_progress_shows_its_trace_being_generated(tmp_path, capsys):
+    run_file(_small(tmp_path), progress=True)
+    err = capsys.readouterr().err
+    assert "small: generating hotspot" in err and "400k/400k" in err

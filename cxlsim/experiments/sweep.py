@@ -130,7 +130,7 @@ def _sweep(spec: ExperimentSpec, path: Path, overrides: tuple[str, ...], progres
             bar.update()
 
     workers = min(jobs or spec.sweep.jobs or os.cpu_count() or 1, len(todo))
-    _prepare([specs[i] for i in todo], executor, workers)
+    _prepare([specs[i] for i in todo], executor, workers, progress)
     counter = _step_counter(progress, executor)
     with open_executor(executor, workers, counter) as pool, \
             progress_bar(progress, len(points), spec.name, "point", initial=len(rows)) as bar, \
@@ -172,14 +172,14 @@ def _twins(specs: list[ExperimentSpec], todo: list[int]) -> dict[int, list[int]]
 
 
 def _prepare(specs: list[ExperimentSpec], executor: str | Executor | None,
-             workers: int) -> None:
+             workers: int, progress: bool) -> None:
     """Make once, here, the input every point shares (a policy study's trace: ~20 s and
     6.6 GB to write) when the points run in workers forked from this process, which
     inherit it, instead of each worker making its own copy at the same time."""
     keys = {s.shared_input() for s in specs}
     if (len(keys) == 1 and None not in keys and workers > 1 and executor in (None, "local")
             and _worker_context().get_start_method() == "fork"):
-        specs[0].prepare()
+        specs[0].prepare(progress)
 
 
 def _compare(table: pd.DataFrame, points: list[dict[str, Any]], baseline: Baseline) -> None:

@@ -532,7 +532,7 @@ class TraceMemoryExperiment(MemoryExperiment):
 
     def run(self, progress: bool = False, point: int = 0) -> RunResult:
         with ExitStack() as stack:
-            path, chunks, found = self._surveyed_trace(stack)
+            path, chunks, found = self._surveyed_trace(stack, progress)
             kind = POLICIES[self.policy]
             # a bound's nodes hold every page twice over, watermarks and all
             numa = self.numa(2 * found.footprint * 4096 if kind.unbounded else 0,
@@ -616,18 +616,19 @@ class TraceMemoryExperiment(MemoryExperiment):
         return json.dumps(self.model_dump(mode="json", exclude={"capacity_shares"}),
                           sort_keys=True)
 
-    def prepare(self) -> None:
+    def prepare(self, progress: bool = False) -> None:
         """Generate and survey the shared trace (see :meth:`shared_input`)."""
         if self.shared_input() is None:
             return
         with ExitStack() as stack:
-            self._surveyed_trace(stack)
+            self._surveyed_trace(stack, progress)
 
-    def _surveyed_trace(self, stack: ExitStack) -> tuple[
+    def _surveyed_trace(self, stack: ExitStack, progress: bool = False) -> tuple[
             Path, Callable[[], Iterator[dict[str, np.ndarray]]], Survey]:
         """The trace's path, its chunks of the columns a run reads, and its survey: made
-        once and shared, read-only, by the runs that share the trace."""
-        path, surveyed = self._trace_file(stack)
+        once and shared, read-only, by the runs that share the trace (``progress``: a
+        bar of its generation)."""
+        path, surveyed = self._trace_file(stack, progress)
         trace = open_trace(path)  # addr, op and thread are required columns
         columns = COLUMNS + ["page_type"] * ("page_type" in trace.fields)
 
@@ -644,7 +645,8 @@ class TraceMemoryExperiment(MemoryExperiment):
         g = self.trace
         return (g.generate, g.n, g.seed, tuple(f"{k}={v}" for k, v in g.params.items()))
 
-    def _trace_file(self, stack: ExitStack) -> tuple[Path, list[Survey | None]]:
+    def _trace_file(self, stack: ExitStack, progress: bool = False
+                    ) -> tuple[Path, list[Survey | None]]:
         """The trace's path and a one-item list for its survey: shared by the runs of
         this process, and of workers forked after :meth:`prepare`, that generate the same
         trace (:mod:`..trace_cache`)."""
@@ -656,7 +658,12 @@ class TraceMemoryExperiment(MemoryExperiment):
         def make(folder: Path) -> Path:
             scratch.check_room(folder, trace_bytes(g.generate, g.n),
                                f"generating a trace of {g.n:,} records")
-            return generate(g.generate, g.n, g.seed, folder / "trace.arrow", key[3])
+            if not progress:  # (an undrawn bar would count records as a sweep's steps)
+                return generate(g.generate, g.n, g.seed, folder / "trace.arrow", key[3])
+            with progress_bar(True, g.n, f"{self.name}: generating {g.generate}", "record",
+                              unit_scale=True) as bar:
+                return generate(g.generate, g.n, g.seed, folder / "trace.arrow", key[3],
+                                bar.update)
 
         return trace_cache.generated(
             key, g.n, make, lambda: stack.enter_context(scratch.temporary("cxlsim-trace-")))

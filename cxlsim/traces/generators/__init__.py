@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import shlex
 from contextlib import closing
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -28,9 +28,11 @@ __all__ = ["KINDS", "Kind", "generate", "trace_bytes"]
 
 
 def generate(kind: str, n: int, seed: int, out: str | Path,
-             params: Sequence[str] = ()) -> Path:
+             params: Sequence[str] = (), advance: Callable[[int], object] | None = None
+             ) -> Path:
     """Write ``n`` records of generator ``kind`` (``params``: ``"k=v"`` strings) seeded
-    with ``seed`` to the native trace ``out``; return its path."""
+    with ``seed`` to the native trace ``out``; return its path. ``advance(m)`` is told of
+    every ``m`` records written (a progress bar)."""
     if kind not in KINDS:
         raise InputError(unknown("generator", kind, KINDS), location="cxlsim trace gen")
     if n < 0:
@@ -53,6 +55,8 @@ def generate(kind: str, n: int, seed: int, out: str | Path,
                           **({} if "size" in chunk else
                              {"size": np.full(m, p["size"], np.uint32)})})
             done += m
+            if advance is not None:
+                advance(m)
     return Path(out)
 
 
