@@ -3,18 +3,18 @@
 Runs the shipped ``experiments/damon-redis.yaml`` point by point, each judged by the
 tiering rows' one rule (:mod:`cxlsim.validation.steady`: after the YCSB load and until
 DRAM's share settles, over at least ten DAMON aggregations for DAMON; a slowdown is
-against all-DRAM over the same epochs): the all-DRAM and all-CXL bounds, default Linux (``static``) at
-each pressure of the file's sweep and DAMON tiering (the sweep's ``damon`` policy). The
-file states the real system it stands for at scale 16 (a Redis of 16 GiB simulated as
-1 GiB); the similarity law scales DAMON's intervals, ages and quotas from HMSDK's
-values (:mod:`cxlsim.mm.similarity`), nothing by hand. The work per access is fitted
-in the file to T5.4, so T5.4 is CALIBRATED; T5.5 and T5.6 are not fitted. How long
-DAMON runs before Redis loads (the trace's ``settle``) is not published and moves T5.6,
-so the checks set it by a rule stated before the result was looked at
+against all-DRAM over the same epochs): the all-DRAM and all-CXL bounds, default Linux
+(``static``) at each pressure of the file's sweep and DAMON tiering (the sweep's
+``damon`` policy). The file states the real system it stands for at scale 16 (a Redis of
+16 GiB simulated as 1 GiB); the similarity law scales DAMON's intervals, ages and quotas
+from HMSDK's values (:mod:`cxlsim.mm.similarity`), nothing by hand. The work per access
+is fitted in the file to T5.4, so T5.4 is CALIBRATED; T5.5 and T5.6 are not fitted. How
+long DAMON runs before Redis loads (the trace's ``settle``) is not published and moves
+T5.6, so the checks set it by a rule stated before the result was looked at
 (:func:`settle_records`: the cold scheme's age threshold plus one quota reset interval
-of the real system's time), which the file's value follows. Quick mode: three
-pressures for default Linux (none, the middle, the highest), DAMON at the highest only,
-at the file's records (6 runs; full mode: 8).
+of the real system's time), which the file's value follows. Quick mode: three pressures
+for default Linux (none, the middle, the highest), DAMON at the highest only, at the
+file's records (6 runs; full mode: 8).
 """
 
 from __future__ import annotations
