@@ -85,8 +85,12 @@ def _parser() -> argparse.ArgumentParser:
     resolve.set_defaults(handler=_cmd_resolve)
 
     val = sub.add_parser("validate", help="every reproduction target, simulated vs published")
-    val.add_argument("--quick", action="store_true",
-                     help="fast settings (~1 min 50 s with --jobs 2)")
+    mode = val.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true", help=(
+        "quick mode, the default: every study at a coarser scale by the similarity law, "
+        "the same statuses as full mode"))
+    mode.add_argument("--full", action="store_true", help=(
+        "full mode: every study at its shipped size (~20 min with --jobs 2)"))
     val.add_argument("--json", action="store_true", help="print the rows as a JSON list")
     val.add_argument("--jobs", type=int, metavar="N", help=(
         "worker processes running the checks side by side (default: CPU count; the rows "
@@ -238,8 +242,11 @@ def _cmd_resolve(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
     from cxlsim.validation import ROW_KEYS
     from cxlsim.validation.fidelity import check_page, write_page
+    from cxlsim.validation.markdown import summary
     from cxlsim.validation.run import failed, validate
 
     jobs = args.jobs if args.jobs is not None else os.cpu_count() or 1
@@ -251,22 +258,32 @@ def _cmd_validate(args: argparse.Namespace) -> int:
                          location="--page")
     if args.page:  # refused now, not after the run
         check_page(args.page)
-    rows = validate(quick=args.quick, progress=_progress(args), jobs=jobs, only=only)
+    quick = not args.full
+    lines = sys.stderr if args.json else sys.stdout  # a row's line as its check ends
+
+    def finished(row: dict) -> None:
+        tqdm.write(_row_line(row), file=lines)
+        lines.flush()
+
+    rows = validate(quick=quick, progress=_progress(args), jobs=jobs, only=only,
+                    on_row=finished)
     if args.json:
         print(json.dumps([{k: row[k] for k in ROW_KEYS} for row in rows], indent=1))
     else:
-        print(_table(rows, ROW_KEYS))
         notes = [_wrap(f"{row['id']}: {row['note']}") for row in rows if row["note"]]
         if notes:
             print("\nNotes:\n" + "\n".join(notes))
-        counts: dict[str, int] = {}
-        for row in rows:
-            counts[row["status"]] = counts.get(row["status"], 0) + 1
-        print("\n" + ", ".join(f"{n} {status}" for status, n in counts.items()))
+        print("\n" + summary(rows))
     if args.page:
-        write_page(args.page, rows, args.quick)
+        write_page(args.page, rows, quick)
         print(f"wrote {args.page}", file=sys.stderr)
     return EXIT_FAILED if failed(rows) else EXIT_OK
+
+
+def _row_line(row: dict) -> str:
+    """A validation row on one (wrapped) line: id, status, simulated, published."""
+    return _wrap(f"{row['id']:<6} {row['status']:<10} {row['simulated'] or '-'} | "
+                 f"published {row['published']} ({row['tolerance']})")
 
 
 def _cmd_list(args: argparse.Namespace) -> int:

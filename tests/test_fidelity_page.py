@@ -91,7 +91,8 @@ CANNED = [{"id": t["id"], "quantity": t["quantity"], "published": t["published"]
 def canned(monkeypatch):
     """``cxlsim validate`` answering with :data:`CANNED` rows, the checks never run."""
     monkeypatch.setattr("cxlsim.validation.run.validate",
-                        lambda quick, progress, jobs, only: [dict(row) for row in CANNED])
+                        lambda quick, progress, jobs, only, on_row=None: [
+                            dict(row) for row in CANNED])
 
 
 def test_validate_writes_the_page(canned, tmp_path, capsys):

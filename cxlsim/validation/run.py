@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import as_completed
 
 from cxlsim.validation import (CALIBRATED, FAIL, NOT_MODELLED, Outcome, registered_checks,
@@ -53,11 +53,14 @@ def selected(only: Iterable[str]) -> set[str]:
 
 
 def validate(quick: bool = False, progress: bool = False, jobs: int = 1,
-             only: Iterable[str] | None = None) -> list[dict[str, str | None]]:
+             only: Iterable[str] | None = None,
+             on_row: Callable[[dict[str, str | None]], object] | None = None
+             ) -> list[dict[str, str | None]]:
     """One row per published target, in the order of the targets table; notes in ``note``.
     The checks are independent and seeded: ``jobs`` worker processes run them side by side
     with the same rows as one. ``only`` (ids or families, :func:`selected`) runs just the
-    checks behind those targets and returns their rows."""
+    checks behind those targets and returns their rows; ``on_row(row)`` is called with
+    each row as soon as its check has finished."""
     from cxlsim.experiments.progress import progress_bar
     from cxlsim.experiments.sweep import open_executor
     from cxlsim.runwarnings import counted, once_each
@@ -87,22 +90,24 @@ def validate(quick: bool = False, progress: bool = False, jobs: int = 1,
             if missing:
                 raise RuntimeError(f"check {fn.__name__} gave no outcome for {sorted(missing)}")
             outcomes.update(results)
+            if on_row is not None:
+                for target in targets():
+                    if target["id"] in results:
+                        on_row(_row(target, results[target["id"]]))
             bar.update()
-    rows = []
-    for target in targets():
-        if wanted is not None and target["id"] not in wanted:
-            continue
-        outcome = outcomes.get(target["id"])
-        outcome = outcome and held(target, outcome)
-        rows.append({
-            "id": target["id"], "quantity": target["quantity"],
+    return [_row(target, outcomes.get(target["id"])) for target in targets()
+            if wanted is None or target["id"] in wanted]
+
+
+def _row(target: dict[str, str], outcome: Outcome | None) -> dict[str, str | None]:
+    """The table's row of ``target`` with its check's ``outcome`` (None: not modelled)."""
+    outcome = outcome and held(target, outcome)
+    return {"id": target["id"], "quantity": target["quantity"],
             "published": target["published"],
             "simulated": outcome.simulated if outcome else None,
             "tolerance": target["tolerance"],
             "status": outcome.status if outcome else NOT_MODELLED,
-            "note": outcome.note if outcome else "",
-        })
-    return rows
+            "note": outcome.note if outcome else ""}
 
 
 def failed(rows: list[dict[str, str | None]]) -> bool:
