@@ -281,3 +281,23 @@ def test_normal_mode_on_a_full_dram_moves_nothing_and_says_why(tmp_path):
     assert run["numa_pages_migrated"] == 0 and run["pgmigrate_fail_dst_node_full"] > 0
     assert run["pgmigrate_fail"] == 0 and run["kswapd_wakeup"] == 0
     assert "pgmigrate_fail_dst_node_full" in run["policy_idle_reason"]
+
+
+def test_tpps_kswapd_counts_a_tiny_file_list_against_wmark_demote():
+    """TPP patch 4 (mm/vmscan.c shrink_node): on a top-tier node the free pages a small
+    file list is weighed with are WMARK_DEMOTE's, not the high watermark's, so when file
+    + free pages stay below it get_scan_count's file_is_tiny scans anon only: kswapd
+    demotes anon pages and leaves the few file pages alone."""
+    mem = KernelMemory(dram_cxl(), N, dict(numa_balancing_tiering=True, promo_watermark=False,
+                                           demotion_enabled=True, demote_scale_factor=2000))
+    demote = int(mem.wmark_demote[0])
+    assert demote > 4 * mem.wmark[0, WMARK_HIGH]
+    file = np.arange(20000, 20020)
+    mem.alloc(file, 0, "file")
+    anon = np.arange(int(mem.nr_free[0]) - demote + 100)
+    mem.alloc(anon, 0)
+    mem.young[:] = False
+    mem.check_toptier_balanced()
+    mem.kswapd()
+    assert mem.nr_free[0] == demote + 1
+    assert (mem.node[file] == 0).all() and (mem.node[anon] == 1).sum() >= 100

@@ -147,9 +147,11 @@ class Reclaim:
             trim = f_inactive >> priority > 0 and \
                 f_inactive * inactive_ratio(f_inactive + f_active) >= f_active
             swappiness = self.params.swappiness
-            # almost out of file pages: force-scan anon (get_scan_count's file_is_tiny)
+            # almost out of file pages: force-scan anon (get_scan_count's file_is_tiny;
+            # shrink_node's total_high_wmark, TPP's WMARK_DEMOTE where it is set)
             tiny = f_inactive + f_active + int(self.zones.nr_free[node]) \
-                <= self.zones.wmark[node, WMARK_HIGH] and int(inactive[ANON]) >> priority > 0
+                <= max(self.zones.wmark[node, WMARK_HIGH], self.zones.wmark_demote[node]) \
+                and int(inactive[ANON]) >> priority > 0
             if not anon_ok:
                 share = {FILE: 1.0}
             elif priority == 0 and swappiness:
