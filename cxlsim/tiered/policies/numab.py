@@ -83,8 +83,7 @@ class NumabTiering(Static):
 
     @classmethod
     def switches(cls, params: PolicyParams) -> Switches:
-        return Switches(kernel={"numa_balancing_tiering": True, "demotion_enabled": True},
-                        numa_balancing={"enabled": True})
+        return _mode(tiering=True)
 
     def moves(self, epoch: EpochView) -> tuple[np.ndarray, np.ndarray]:
         kernel, p = epoch.kernel, self.params
@@ -153,8 +152,7 @@ class NumaBalancing(Static):
 
     @classmethod
     def switches(cls, params: PolicyParams) -> Switches:
-        return Switches(kernel={"numa_balancing_tiering": False, "demotion_enabled": False},
-                        numa_balancing={"enabled": True})
+        return _mode(tiering=False)
 
     def moves(self, epoch: EpochView) -> tuple[np.ndarray, np.ndarray]:
         kernel, faults = epoch.kernel, epoch.hint_faults
@@ -165,6 +163,13 @@ class NumaBalancing(Static):
         misplaced = (node >= 0) & (node != self.local) & ~(slow & (last < 0))
         pages = faults[misplaced]
         return pages, np.full(pages.size, self.local, np.int64)
+
+
+def _mode(tiering: bool) -> Switches:
+    """``kernel.numa_balancing=2`` (the tiering mode, reclaim demoting) or ``=1``: the
+    scanner on, and the kernel switches of the mode."""
+    return Switches(kernel={"numa_balancing_tiering": tiering, "demotion_enabled": tiering},
+                    numa_balancing={"enabled": True})
 
 
 #: The policies of this module, registered by :mod:`cxlsim.tiered.policies`.
