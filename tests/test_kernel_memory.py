@@ -229,7 +229,8 @@ def test_oom_when_every_node_is_full_of_anon_and_swap_is_off():
 
 
 def test_migrate_stops_at_the_high_watermark_and_counts_failures():
-    # tiering with demotion: kswapd balances node 0 to promo, so a refusal wakes it
+    # tiering with demotion: kswapd balances node 0 to promo, so a refused hint-fault
+    # migration wakes it (numamigrate_isolate_folio)
     mem = KernelMemory(dram_cxl(), 40000, {"numa_balancing_tiering": True,
                                            "demotion_enabled": True})
     high = int(mem.wmark[0, WMARK_HIGH])
@@ -238,14 +239,15 @@ def test_migrate_stops_at_the_high_watermark_and_counts_failures():
     mem.alloc(cxl, 1)
     mem.mark_accessed(cxl[:5])
     mem.mark_accessed(cxl[:5])                                       # active on node 1
-    moved, failed = mem.migrate(cxl, 0)
+    moved, failed = mem.migrate(cxl, 0, misplaced=True)
     assert moved.tolist() == cxl[:10].tolist() and failed.tolist() == cxl[10:].tolist()
     assert mem.nr_free[0] == high + 1
     assert (mem.node[moved] == 0).all() and (mem.node[failed] == 1).all()
     assert (mem.lru[cxl[:5]] == ACTIVE).all() and (mem.lru[cxl[5:10]] == INACTIVE).all()
     stats = mem.vmstat()
     assert stats["pgpromote_success"] == stats["pgmigrate_success"] == 10
-    assert stats["pgmigrate_fail"] == 30 and mem.kswapd_woken[0]
+    assert stats["pgmigrate_fail_dst_node_full"] == 30 and mem.kswapd_woken[0]
+    assert stats["pgmigrate_fail"] == 0
     # migrating down is not a promotion
     mem.migrate(moved[:3], 1)
     assert mem.vmstat()["pgpromote_success"] == 10
@@ -263,7 +265,7 @@ def test_without_the_promo_watermark_a_refused_promotion_wakes_nobody():
     mem.alloc(np.arange(int(mem.nr_free[0]) - high - 11), 0)
     cxl = np.arange(30000, 30040)
     mem.alloc(cxl, 1)
-    moved, failed = mem.migrate(cxl, 0)
+    moved, failed = mem.migrate(cxl, 0, misplaced=True)
     assert moved.size == 10 and failed.size == 30
     assert not mem.kswapd_woken[0]
     upstream = KernelMemory(dram_cxl(), 40000, {"numa_balancing_tiering": True})

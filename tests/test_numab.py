@@ -137,7 +137,8 @@ def test_bad_tunables_are_one_line_naming_the_key(tmp_path, override, message):
 
 def test_normal_numa_balancing_promotes_into_room_and_never_demotes():
     """numa-balancing (kernel.numa_balancing=1): every node scanned, no demotion; a
-    faulting CXL page moves to DRAM while DRAM has room above its high watermark."""
+    faulting CXL page with a cpupid asks to move to DRAM, and the kernel moves it while
+    DRAM has room above its high watermark (the rest are refused: nothing makes room)."""
     from cxlsim.mm.kernel import KernelMemory
     from cxlsim.mm.numa import Numa
     from cxlsim.mm.watermarks import WMARK_HIGH
@@ -147,6 +148,7 @@ def test_normal_numa_balancing_promotes_into_room_and_never_demotes():
     switches = kind.switches(kind.Params())
     assert switches.kernel == {"numa_balancing_tiering": False, "demotion_enabled": False}
     assert switches.numa_balancing == {"enabled": True}
+    assert kind.in_task and not kind.kernel_5x
     numa = Numa({"nodes": [{"cpus": 4, "memory": "16 MiB"}, {"cpus": 0, "memory": "16 MiB"}]})
     kernel = KernelMemory(numa, 8192)
     room = int(kernel.nr_free[0] - kernel.wmark[0, WMARK_HIGH]) - 1
@@ -156,6 +158,9 @@ def test_normal_numa_balancing_promotes_into_room_and_never_demotes():
     policy = kind(numa, 8192)
     faults = np.concatenate([[0], cxl])              # a DRAM page faults too: it stays
     view = EpochView(faults, kernel, {}, faults, np.zeros(faults.size), [], 0.0,
-                     scanned=faults)
+                     scanned=faults, fault_cpupid=np.ones(faults.size, np.int64))
     pages, dest = policy.moves(view)
-    assert pages.tolist() == cxl[:2].tolist() and dest.tolist() == [0, 0]
+    assert pages.tolist() == cxl.tolist() and dest.tolist() == [0] * 4
+    moved, failed = kernel.migrate(pages, 0, misplaced=True)
+    assert moved.tolist() == cxl[:2].tolist() and failed.tolist() == cxl[2:].tolist()
+    assert not kernel.kswapd_woken.any()

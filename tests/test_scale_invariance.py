@@ -81,14 +81,8 @@ QUICK = ("tpp", "memtis")
 #: What does not hold at the full size (numbers at S = 16, 8, 4: loss %, DRAM share %,
 #: promoted / footprint).
 BROKEN = {
-    "numab-tiering": "loss 28.28 / 27.07 / 26.47 % (1.81 points apart; DRAM 74.24 / 75.17 / "
-                     "74.97 %, promoted 0.6576 / 0.6500 / 0.6526 agree; 43-44 scan passes)",
-    "autotiering": "DRAM share 72.85 / 75.39 / 75.20 % (2.54 points apart; loss 104.58 / "
-                   "103.98 / 104.82 %, promoted 0.3414 / 0.3401 / 0.3431 agree): hint faults "
-                   "are most of the loss",
-    "numa-balancing": "loss 250.52 / 248.56 / 248.51 % (2.01 points apart; DRAM 45.37 / "
-                      "45.26 / 45.78 % agree): all of it hint faults (141-142 passes); no "
-                      "page moves (DRAM is never free: the trace frees nothing)",
+    "numab-tiering": "DRAM share 78.13 / 79.94 / 80.62 % (2.49 points apart; loss 16.95 / "
+                     "16.09 / 16.01 %, promoted 0.2780 / 0.2734 / 0.2811 agree)",
     "colloid": "promoted 0.0011 / 0.0001 / 0.0000 (about 18, 3, 0 pages: its moves are hot "
                "pages demoted to balance the tiers' latencies); loss 2.21 / 2.21 / 2.19 %, "
                "DRAM 50.90 / 50.82 / 51.35 % agree",

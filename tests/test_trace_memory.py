@@ -41,7 +41,8 @@ def _run(tmp_path, *overrides, **kw):
 
 
 class PromoteAll(Static):
-    """A toy policy: promote every accessed CXL page to DRAM after each epoch."""
+    """A toy policy: promote every accessed CXL page to DRAM after each epoch (a daemon's
+    migrate_pages: no hint faults)."""
 
     name = "promote-all"
 
@@ -50,6 +51,13 @@ class PromoteAll(Static):
         far = pages[epoch.kernel.node[pages] != self.local]
         far = far[epoch.kernel.node[far] >= 0]
         return far, np.full(far.size, self.local)
+
+
+class PromoteAllInTask(PromoteAll):
+    """The same from the task's hint-fault handler (migrate_misplaced_folio)."""
+
+    name = "promote-all-in-task"
+    in_task = True
 
 
 def test_policies_bound_each_other(tmp_path):
@@ -187,13 +195,13 @@ def test_bad_input_is_named(tmp_path, overrides, message):
 def test_a_policy_that_moves_pages_is_charged_and_its_bounces_counted(tmp_path, monkeypatch):
     """A toy policy promoting every accessed CXL page to DRAM each epoch, with DRAM bound
     and short and demotion on: the kernel demotes, the policy promotes them back."""
-    monkeypatch.setitem(policies.POLICIES, "promote-all", PromoteAll)
-    # NUMA balancing's tiering mode: a refused promotion wakes DRAM's kswapd, which
-    # demotes down to the promo watermark, making room for the next promotions
+    monkeypatch.setitem(policies.POLICIES, "promote-all-in-task", PromoteAllInTask)
+    # NUMA balancing's tiering mode: a refused hint-fault promotion wakes DRAM's kswapd,
+    # which demotes down to the promo watermark, making room for the next promotions
     bound = ["topology.nodes[1].capacity=48 MiB", "kernel.demotion_enabled=true",
              "kernel.numa_balancing_tiering=true"]
     kw = dict(kind="zipfian", footprint="128MiB", extra=", scrambled: true")
-    epochs = _run(tmp_path, *bound, "policy=promote-all", **kw).tables["epochs"]
+    epochs = _run(tmp_path, *bound, "policy=promote-all-in-task", **kw).tables["epochs"]
     assert epochs["pgpromote_success"].sum() > 0
     assert epochs["numa_pages_migrated"].sum() == epochs["pgpromote_success"].sum()
     assert (epochs["pgalloc_dram"] + epochs["pgalloc_cxl"]).sum() == epochs["pgalloc"].sum()
@@ -302,9 +310,10 @@ def test_epochs_regroup_the_chunks_in_order(sizes, epoch):
 
 def test_the_scanners_period_follows_the_kernels_rules():
     """task_scan_min/max: a pass over the resident pages in 1-60 s, per scan divided by
-    the pass's windows, never faster than the maximum scan rate; update_task_scan_period:
-    no faults or local ones slow it, remote ones speed it up (hand-computed)."""
-    from cxlsim.mm.numa_balancing import Scanner
+    the pass's windows, never faster than the maximum scan rate; update_task_scan_period
+    (hand-computed; the order of its tests: tests/test_linux_behaviour.py): no counted
+    fault doubles it, local shared faults slow it, remote shared ones speed it up."""
+    from cxlsim.mm.numa_balancing import PassFaults, Scanner
 
     # 256 MiB scans (65536 pages), 2560 MB/s: a scan takes at least 100 ms
     scanner = Scanner(1e9, 1e9, 65536, True, 1000.0, 60e9, 256 / 2560 * 1e9)
@@ -312,13 +321,14 @@ def test_the_scanners_period_follows_the_kernels_rules():
     assert scanner.bounds(4 * 65536) == (0.25e9, 15e9)      # four windows
     assert scanner.bounds(16 * 65536)[0] == pytest.approx(1e8)  # floored at 100 ms
     adapt = Scanner.adapt
-    assert adapt(1e9, 1e9, 60e9, 0, 0) == 2e9                # no faults: doubles
-    assert adapt(40e9, 1e9, 60e9, 0, 0) == 60e9              # ... up to the max
+    assert adapt(1e9, 1e9, 60e9, PassFaults()) == 2e9        # no faults: doubles
+    assert adapt(40e9, 1e9, 60e9, PassFaults()) == 60e9      # ... up to the max
     # all remote: 7 slots of a tenth down; all local: 3 slots up
-    assert adapt(10e9, 1e9, 60e9, 0, 50) == pytest.approx(3e9)
-    assert adapt(10e9, 1e9, 60e9, 50, 0) == pytest.approx(13e9)
-    assert adapt(2e9, 1e9, 60e9, 7, 3) == pytest.approx(2.2e9)  # 70 % local: one slot up
-    assert adapt(2e9, 1e9, 60e9, 1, 1) == pytest.approx(1.6e9)  # 50 %: two slots down
+    assert adapt(10e9, 1e9, 60e9, PassFaults(remote=50, shared=50)) == pytest.approx(3e9)
+    assert adapt(10e9, 1e9, 60e9, PassFaults(local=50, shared=50)) == pytest.approx(13e9)
+    # 70 % local: one slot up; 50 %: two slots down
+    assert adapt(2e9, 1e9, 60e9, PassFaults(7, 3, 0, 10)) == pytest.approx(2.2e9)
+    assert adapt(2e9, 1e9, 60e9, PassFaults(1, 1, 0, 2)) == pytest.approx(1.6e9)
 
 
 class _Local:

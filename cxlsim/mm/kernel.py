@@ -30,8 +30,10 @@ all, following the kernel (torvalds/linux, 6.x):
   aimed at a top-tier node to its demotion target.
 * Migration (mm/migrate.c ``migrate_balanced_pgdat``): a page moves only if the
   destination stays above its high watermark; promotions are pages moved from a
-  non-top-tier node to a top-tier one (``pgpromote_success``). What a move costs the
-  cores is :mod:`cxlsim.mm.migrate`'s.
+  non-top-tier node to a top-tier one (``pgpromote_success``). A NUMA hint fault's
+  refused move (``numamigrate_isolate_folio``) wakes the destination's kswapd in tiering
+  mode only: in normal mode (``kernel.numa_balancing=1``) nothing makes room for it.
+  What a move costs the cores is :mod:`cxlsim.mm.migrate`'s.
 
 Not modelled: huge pages, memcg, and time (costs are the simulation's).
 """
@@ -49,17 +51,11 @@ from cxlsim.mm.mempolicy import OutOfMemoryError
 from cxlsim.mm.numa import Numa
 from cxlsim.mm.params import KernelParams
 from cxlsim.mm.placement import FILE, PAGE_TYPES, PROMOTED, Placement
-from cxlsim.mm.reclaim import Reclaim
+from cxlsim.mm.reclaim import MAX_RECLAIM_RETRIES, Reclaim
 from cxlsim.mm.vmstat import VmStat
 from cxlsim.mm.watermarks import PAGE_SIZE, WMARK_HIGH, WMARK_LOW, WMARK_MIN, Zones
 
 Kind = Literal["anon", "file", "shmem"]
-
-
-#: Direct-reclaim rounds without progress before the allocator gives up (mm/page_alloc.c
-#: ``should_reclaim_retry``, MAX_RECLAIM_RETRIES): a round that only ages the lists
-#: (referenced pages activated, the active tail deactivated) frees its pages on the next.
-MAX_RECLAIM_RETRIES = 16
 
 
 class KernelMemory:
@@ -202,7 +198,9 @@ class KernelMemory:
                         zonelist: np.ndarray) -> int:
         """The allocator's slow path: reclaim on the zonelist's nodes and place
         ``pages[done:]`` down to the min watermarks, until all are placed or
-        ``MAX_RECLAIM_RETRIES`` rounds in a row free nothing; returns how many are placed."""
+        ``MAX_RECLAIM_RETRIES`` rounds in a row free nothing (``should_reclaim_retry``: a
+        round that only ages the lists -- referenced pages activated, the active tail
+        deactivated -- frees its pages on the next); returns how many are placed."""
         stalls = 0  # direct reclaim rounds in a row that freed nothing
         while done < pages.size and stalls < MAX_RECLAIM_RETRIES:
             self.stat.count("allocstall", preferred)
@@ -270,15 +268,26 @@ class KernelMemory:
 
     # --- migration ---------------------------------------------------------------------
 
-    def migrate(self, pages: Any, dest: int, busy: np.ndarray | None = None
-                ) -> tuple[np.ndarray, np.ndarray]:
-        """Move resident ``pages`` to node ``dest``, in order, while ``dest`` stays above
-        its high watermark (``migrate_balanced_pgdat``); returns (moved, failed) page ids.
-        Pages flagged in ``busy`` (a mask over ``pages``) fail without moving.
+    def migrate_room(self, dest: int) -> int:
+        """Pages that can move to ``dest`` now: a page needs free > high + 1 before it
+        moves (``migrate_balanced_pgdat``: ``zone_watermark_ok`` at high + nr_pages)."""
+        return max(int(self.nr_free[dest] - self.wmark[dest, WMARK_HIGH]) - 1, 0)
 
-        Moved pages keep their list and flags and go to its head. In tiering mode a
-        refusal for lack of room wakes ``dest``'s kswapd, as ``numamigrate_isolate_folio``
-        does.
+    def migrate(self, pages: Any, dest: int, busy: np.ndarray | None = None,
+                misplaced: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """Move resident ``pages`` to node ``dest``, in order, while ``dest`` stays above
+        its high watermark (:meth:`migrate_room`); returns (moved, failed) page ids.
+        Pages flagged in ``busy`` (a mask over ``pages``) fail without moving
+        (``-EAGAIN`` in ``migrate_pages``: ``pgmigrate_fail``).
+
+        Moved pages keep their list and flags and go to its head. ``misplaced``: the
+        moves are NUMA hint faults' (``migrate_misplaced_folio``), whose refusal for lack
+        of room comes before ``migrate_pages`` (``numamigrate_isolate_folio``): it is no
+        ``pgmigrate_fail`` but ``pgmigrate_fail_dst_node_full`` (TPP's counter; upstream
+        counts it nowhere), and in tiering mode (:attr:`promo_watermark`) it wakes
+        ``dest``'s kswapd; in normal mode nothing wakes. Other moves (``migrate_pages``
+        for a policy's daemon) count a refusal as a failure to allocate
+        (``pgmigrate_fail``).
         """
         pages = self.lists.checked(pages, resident=True)
         self.numa.check_node(dest, memory=True)
@@ -288,19 +297,20 @@ class KernelMemory:
         if (self.node[pages] == dest).any():
             raise ValueError(f"page {pages[np.argmax(self.node[pages] == dest)]} is already "
                              f"on node {dest}")
-        # A page needs free > high + 1 before it moves (zone_watermark_ok, high + nr_pages).
         stuck = pages[busy] if busy is not None else pages[:0]
         pages = pages[~busy] if busy is not None else pages
-        room = max(int(self.nr_free[dest] - self.wmark[dest, WMARK_HIGH]) - 1, 0)
+        room = self.migrate_room(dest)
         moved, failed = pages[:room], pages[room:]
         promoted = ~self.toptier[self.node[moved]] & self.toptier[dest]
         self.lists.move(moved, self.lru[moved], dest, np.where(promoted, PROMOTED, 0))
         self.stat.count("pgmigrate_success", dest, moved.size)
         self.stat.count("pgpromote_success", dest, int(promoted.sum()))
-        self.stat.count("pgmigrate_fail", dest, failed.size + stuck.size)
+        self.stat.count("pgmigrate_fail", dest, stuck.size + (0 if misplaced else failed.size))
+        if misplaced:
+            self.stat.count("pgmigrate_fail_dst_node_full", dest, failed.size)
         if moved.size:
             self.reclaim.check_demote(dest)
-        if failed.size and self.promo_watermark:
+        if failed.size and misplaced and self.promo_watermark:
             self.reclaim.wake_kswapd(dest)
         return moved, np.concatenate([stuck, failed])
 

@@ -17,7 +17,11 @@ What follows the kernel, and from where (torvalds/linux, 6.x):
 * kswapd (``balance_pgdat``, ``pgdat_balanced``): a woken node reclaims until free pages
   exceed the high watermark (the promo watermark whenever NUMA balancing's tiering mode
   is on, as ``pgdat_balanced`` checks ``NUMA_BALANCING_MEMORY_TIERING``, unless
-  ``promo_watermark`` says otherwise: TPP's patch set predates it). The simulation
+  ``promo_watermark`` says otherwise: TPP's patch set predates it). A run that reclaims
+  nothing counts a failure (``kswapd_failures``), any reclaim on the node resets them
+  (``shrink_node``); after ``MAX_RECLAIM_RETRIES`` failures in a row the node is hopeless
+  and ``wakeup_kswapd`` leaves it asleep -- a node with nothing reclaimable (no swap, no
+  demotion target, every page just used) is not woken again and again. The simulation
   decides when kswapd runs (:meth:`Reclaim.kswapd`).
 * TPP's decoupled watermarks (LKML "[PATCH 0/5] Transparent Page Placement for
   Tiered-Memory", Nov 2021; never upstream), off by default: a top-tier node's kswapd is
@@ -43,16 +47,22 @@ from cxlsim.mm.watermarks import (SWAP_CLUSTER_MAX, WMARK_HIGH, WMARK_LOW, WMARK
 
 #: Reclaim priorities run from DEF_PRIORITY down to 0 (mm/vmscan.c).
 DEF_PRIORITY = 12
+#: Reclaim rounds without progress before giving up (include/linux/swap.h
+#: MAX_RECLAIM_RETRIES): the allocator's direct reclaim retries (``should_reclaim_retry``)
+#: and kswapd's failures before its node is hopeless (``wakeup_kswapd``).
+MAX_RECLAIM_RETRIES = 16
 
 
 class Reclaim:
     """Reclaim on ``zones``' nodes from ``lists`` under ``params``; ``woken``: the nodes
-    whose kswapd is awake."""
+    whose kswapd is awake; ``failures``: each node's kswapd runs in a row that reclaimed
+    nothing (``pgdat->kswapd_failures``)."""
 
     def __init__(self, zones: Zones, lists: LruLists, stat: VmStat,
                  params: KernelParams) -> None:
         self.zones, self.lists, self.stat, self.params = zones, lists, stat, params
         self.woken = np.zeros(zones.numa.n_nodes, dtype=bool)
+        self.failures = np.zeros(zones.numa.n_nodes, dtype=np.int64)
 
     @property
     def promo_watermark(self) -> bool:
@@ -62,8 +72,11 @@ class Reclaim:
         return p.numa_balancing_tiering if p.promo_watermark is None else p.promo_watermark
 
     def wake_kswapd(self, node: int) -> None:
-        """``wakeup_kswapd``: wake ``node``'s kswapd unless the node is balanced."""
+        """``wakeup_kswapd``: wake ``node``'s kswapd unless the node is balanced or
+        hopeless (``MAX_RECLAIM_RETRIES`` failed runs in a row)."""
         self.zones.numa.check_node(node, memory=True)
+        if self.failures[node] >= MAX_RECLAIM_RETRIES:
+            return
         if not self.woken[node] and self.zones.nr_free[node] <= self.kswapd_mark(node):
             self.woken[node] = True
             self.stat.count("kswapd_wakeup", node)
@@ -97,7 +110,8 @@ class Reclaim:
 
     def kswapd(self) -> int:
         """Run every woken kswapd once, fastest tier first (demotions may wake the
-        kswapd of a lower tier, which then runs too); returns the pages reclaimed."""
+        kswapd of a lower tier, which then runs too); returns the pages reclaimed. A run
+        that was needed and reclaimed nothing is a failure (``balance_pgdat``)."""
         total = 0
         for node in np.argsort(self.zones.tier, kind="stable"):
             node = int(node)
@@ -105,7 +119,9 @@ class Reclaim:
                 continue
             need = self.kswapd_mark(node) + 1 - int(self.zones.nr_free[node])
             if need > 0:
-                total += self.shrink_node(node, need, direct=False)
+                freed = self.shrink_node(node, need, direct=False)
+                self.failures[node] += freed == 0
+                total += freed
             self.woken[node] = False
         return total
 
@@ -131,9 +147,11 @@ class Reclaim:
             trim = f_inactive >> priority > 0 and \
                 f_inactive * inactive_ratio(f_inactive + f_active) >= f_active
             swappiness = self.params.swappiness
-            # almost out of file pages: force-scan anon (get_scan_count's file_is_tiny)
+            # almost out of file pages: force-scan anon (get_scan_count's file_is_tiny;
+            # shrink_node's total_high_wmark, TPP's WMARK_DEMOTE where it is set)
             tiny = f_inactive + f_active + int(self.zones.nr_free[node]) \
-                <= self.zones.wmark[node, WMARK_HIGH] and int(inactive[ANON]) >> priority > 0
+                <= max(self.zones.wmark[node, WMARK_HIGH], self.zones.wmark_demote[node]) \
+                and int(inactive[ANON]) >> priority > 0
             if not anon_ok:
                 share = {FILE: 1.0}
             elif priority == 0 and swappiness:
@@ -153,6 +171,8 @@ class Reclaim:
                                                    direct)
                 if reclaimed >= target:
                     break
+        if reclaimed:
+            self.failures[node] = 0  # shrink_node: any progress makes the node hopeful
         return reclaimed
 
     def _shrink_inactive(self, node: int, kind: int, budget: int, want: int,

@@ -12,13 +12,15 @@ import numpy as np
 #: Counters kept per node. pgsteal_* count every page reclaim freed from its node,
 #: demoted ones included (``shrink_folio_list`` adds them to nr_reclaimed); numa_hit and
 #: numa_miss are charged to the node allocated on, numa_foreign to the preferred node;
-#: pgpromote_success and pgmigrate_success to the destination.
+#: pgpromote_success and pgmigrate_success to the destination; pgmigrate_fail_dst_node_full
+#: (TPP's patch 1) counts hint-fault migrations refused for lack of room on the
+#: destination, which upstream counts nowhere (they never reach ``migrate_pages``).
 COUNTERS = (
     "pgalloc", "numa_hit", "numa_miss", "numa_foreign", "pgfree", "allocstall",
     "pgactivate", "pgdeactivate", "pgrefill", "pgscan_kswapd", "pgscan_direct",
     "pgsteal_kswapd", "pgsteal_direct", "pgsteal_anon", "pgsteal_file", "pswpout",
     "pgdemote_kswapd", "pgdemote_direct", "pgpromote_success", "pgmigrate_success",
-    "pgmigrate_fail", "kswapd_wakeup", "oom_kill",
+    "pgmigrate_fail", "pgmigrate_fail_dst_node_full", "kswapd_wakeup", "oom_kill",
 )
 
 

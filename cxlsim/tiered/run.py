@@ -28,8 +28,9 @@ the simulation, a SimPy process on the project's :class:`~cxlsim.engine.Simulati
   the task a fault's kernel time, and reaches the policy with its latency since the
   scan -- what NUMA balancing's promotion decides on. The period is the kernel's: a
   pass over the resident pages takes scan_period_min to _max (per scan, divided by the
-  pass's windows, at most the maximum scan rate), lengthened after a pass of local or
-  no faults and shortened after remote ones (:mod:`cxlsim.mm.numa_balancing`);
+  pass's windows, at most the maximum scan rate), adapted after each pass to its
+  faults as ``task_numa_fault`` counts them, with the outcome of the moves they asked
+  for: failed migrations slow it (:mod:`cxlsim.mm.numa_balancing`);
 * a DAMON-style monitor, when on, is another (:mod:`cxlsim.mm.damon`): regions of
   pages sampled every sample interval, their access counts published to the policy
   every aggregation interval;
@@ -75,10 +76,11 @@ from cxlsim.memory.hierarchy import CoreMemory, CpuParams
 from cxlsim.memory.pagetable import PageTable
 from cxlsim.memory.sampling import kept_pages, scaled_cpu
 from cxlsim.mm.damon import Damon, DamonParams
-from cxlsim.mm.kernel import MAX_RECLAIM_RETRIES, KernelMemory
+from cxlsim.mm.kernel import KernelMemory
 from cxlsim.mm.migrate import MigrationParams, Migrator
-from cxlsim.mm.numa_balancing import NumaScan, Scanner
-from cxlsim.mm.placement import Placement
+from cxlsim.mm.numa_balancing import HintFaults, NumaScan, Scanner
+from cxlsim.mm.placement import DEMOTED, Placement
+from cxlsim.mm.reclaim import MAX_RECLAIM_RETRIES
 from cxlsim.tiered.policies import EpochView, Policy
 from cxlsim.prefetch import prefetched
 from cxlsim.tiered.records import EpochRecords, RecordGrouper, distinct_pages
@@ -93,8 +95,8 @@ T = TypeVar("T")
 
 #: vmstat counters reported per epoch (``/proc/vmstat`` names).
 VMSTAT = ("pgalloc", "pgdemote_kswapd", "pgdemote_direct", "pgpromote_success",
-          "pgmigrate_success", "pgmigrate_fail", "pgsteal_kswapd", "pgsteal_direct",
-          "numa_miss", "kswapd_wakeup", "allocstall")
+          "pgmigrate_success", "pgmigrate_fail", "pgmigrate_fail_dst_node_full",
+          "pgsteal_kswapd", "pgsteal_direct", "numa_miss", "kswapd_wakeup", "allocstall")
 
 #: A source of trace chunks: a callable returning a fresh iterator of column dicts
 #: (``addr``, ``op``, ``thread``, optionally ``page_type``), so the trace can be read twice.
@@ -215,6 +217,7 @@ class _Run:
         self.moved = _moves(kernel)          # pages moved out of / into each node so far
         self.allocs = kernel.per_node("pgalloc")  # pages allocated on each node so far
         self.hints = NumaScan(scanner, found.footprint) if scanner else None
+        self.threads = np.sort(np.asarray(found.threads, np.int64))  # a thread's cpupid: its rank
         self.monitor = Damon(found.footprint, damon, self.sim.rng) if damon else None
         self.regions: list[tuple[int, int, int, int]] = []  # the monitor's last aggregation
         self.new_from = 0  # the first page id no epoch has touched (ids: first-seen order)
@@ -245,9 +248,9 @@ class _Run:
         # the next epoch's records known with each: its private passes may run ahead
         for work, upcoming in _with_next(prefetched(self.prepare())):
             self.placement.epoch = len(self.result.epochs)
-            faults, latency, row = self.run_epoch(work, upcoming)
+            faults, row = self.run_epoch(work, upcoming)
             yield self.sim.env.timeout(row["duration_ns"])
-            self.policy_moves(work, row, faults, latency)
+            self.policy_moves(work, row, faults)
             self.record(row, len(work.ids))
             if epoch_done is not None:
                 epoch_done()
@@ -308,7 +311,7 @@ class _Run:
                   ) -> tuple[np.ndarray, np.ndarray, dict]:
         """An epoch until its time passes: its pages touched, first touches allocated,
         hint faults taken, the kernel's page moves copied, its records through the cores.
-        Returns the hint faults, their latencies and the epoch's row so far."""
+        Returns the hint faults and the epoch's row so far."""
         kernel, distinct = self.kernel, work.distinct
         direct = kernel.total("pgdemote_direct")
         # the epoch's resident pages are referenced before its new ones allocate, so
@@ -322,11 +325,12 @@ class _Run:
         if self.monitor is not None:
             self.monitor.access(distinct)
         # first touch since the scanner marked a page: a hint fault
-        faults, latency = self.hints.faults(distinct, kernel.node, kernel.numa.has_cpus,
-                                            self.sim.env.now) if self.hints \
-            else (distinct[:0], np.empty(0))
+        faults = self.hints.faults(
+            distinct, kernel.node, self.sim.env.now, work.ids,
+            np.searchsorted(self.threads, work.records["thread"])) \
+            if self.hints else HintFaults.none()
         reclaim = (kernel.total("pgdemote_direct") - direct) * self.migration.cost
-        hinted = faults.size * (self.scanner.fault_cost if self.scanner else 0.0)
+        hinted = faults.pages.size * (self.scanner.fault_cost if self.scanner else 0.0)
         stall = reclaim + hinted + self.owed_task
         parts = {"hint_faults": hinted, "shootdowns": self.owed_flush,
                  "migration": reclaim + self.owed_task - self.owed_flush}
@@ -340,28 +344,31 @@ class _Run:
                      stall, self.owed_core, self.compute, self.sample,
                      upcoming.grouped if upcoming else None, parts, kernel.numa.has_cpus)
         row["reclaim_stall_ns"] = reclaim
-        row["numa_hint_faults"] = int(faults.size)
+        row["numa_hint_faults"] = int(faults.pages.size)
         row["tlb_shootdown_ns"] = float(self.owed_core.sum())
         row.update({f"hot_{n}": int(h) for n, h in zip(self.nodes, hot)})
         self.copies[:], self.owed_core[:], self.owed_task, self.owed_flush = 0, 0, 0.0, 0.0
-        return faults, latency, row
+        return faults, row
 
-    def policy_moves(self, work: _Prepared, row: dict, faults: np.ndarray,
-                     latency: np.ndarray) -> None:
+    def policy_moves(self, work: _Prepared, row: dict, faults: HintFaults) -> None:
         """After the epoch: the policy sees it and moves pages, within the rate limits;
-        the moved pages leave the TLBs."""
+        the moved pages leave the TLBs; the scanner counts each hint fault with the
+        outcome of the move it asked for (:meth:`NumaScan.record`)."""
         now, kernel = self.sim.env.now, self.kernel
         scanned = self.hints.take_scanned() if self.hints else np.empty(0, np.int64)
-        view = EpochView(work.ids, kernel, row, faults, latency, self.regions, now,
-                         self.migration, scanned,
-                         self.scanner.period_max if self.scanner else math.inf)
+        view = EpochView(work.ids, kernel, row, faults.pages, faults.latency, self.regions,
+                         now, self.migration, scanned,
+                         self.scanner.period_max if self.scanner else math.inf, faults.last)
         limited = self.migrator.rate_limited
-        done = _migrate(kernel, self.migrator, self.policy.moves(view), self.copies, now,
-                        row["duration_ns"])
-        row["numa_pages_migrated"] = done
+        moved, failed = _migrate(kernel, self.migrator, self.policy.moves(view), self.copies,
+                                 now, row["duration_ns"], misplaced=self.policy.in_task)
+        row["numa_pages_migrated"] = moved.size
         row["migrate_rate_limited"] = self.migrator.rate_limited - limited
-        self.owed_task += done * self.migration.cost if self.policy.in_task else 0.0
+        self.owed_task += moved.size * self.migration.cost if self.policy.in_task else 0.0
         self.shootdown(by_task=self.policy.in_task)
+        if self.hints is not None:
+            self.hints.record(faults, kernel.numa.has_cpus, kernel.toptier,
+                              np.isin(faults.pages, moved), np.isin(faults.pages, failed))
 
     def record(self, row: dict, accesses: int) -> None:
         """The epoch's row: the kernel's counters since the last, pages per node, page
@@ -385,8 +392,15 @@ class _Run:
 
     def shootdown(self, by_task: bool) -> None:
         """Every page unmapped since the last shootdown leaves every core's TLBs; the
-        initiator's wait is the task's when ``by_task``."""
-        flushes = self.migrator.shootdown(np.unique(self.placement.take_unmapped()))
+        initiator's wait is the task's when ``by_task``. Under a policy whose kernel maps
+        demoted pages PROT_NONE (:attr:`Policy.demoted_protnone`) the demoted ones among
+        them will hint-fault at their next access."""
+        unmapped = np.unique(self.placement.take_unmapped())
+        if self.hints is not None and self.policy.demoted_protnone:
+            placement = self.placement
+            self.hints.arm(unmapped[(placement.flags[unmapped] == DEMOTED)
+                                    & (placement.node[unmapped] >= 0)], self.sim.env.now)
+        flushes = self.migrator.shootdown(unmapped)
         self.owed_core[:] += flushes.per_core
         self.owed_task += flushes.initiator if by_task else 0.0
         self.owed_flush += flushes.initiator if by_task else 0.0
@@ -465,38 +479,52 @@ def _allocate(kernel: KernelMemory, policy: Policy, ids: np.ndarray,
 
 def _migrate(kernel: KernelMemory, migrator: Migrator,
              moves: tuple[np.ndarray, np.ndarray], copies: np.ndarray, now: float,
-             span: float) -> int:
-    """A policy's moves that the rate limits admit, by destination; each page moved is
-    read at its source (the destination's writes come with the kernel's
-    pgmigrate_success). Returns the pages moved (``numa_pages_migrated``).
+             span: float, misplaced: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """A policy's moves that the rate limits admit, by destination and in order; each
+    page moved is read at its source (the destination's writes come with the kernel's
+    pgmigrate_success). ``misplaced``: they are hint faults'
+    (:meth:`KernelMemory.migrate`). Returns the pages moved (``numa_pages_migrated``)
+    and those that failed.
 
-    The moves stand for a stream spread over the epoch's ``span`` ns. In tiering mode
-    with its promo watermark (:attr:`KernelMemory.promo_watermark`) a
-    refused promotion wakes the destination's kswapd, which demotes while that stream
-    goes on (``numamigrate_isolate_folio``): the refused pages are tried again after
-    each kswapd pass, as long as kswapd, demoting a page per ``migrator.params.cost``
-    ns, could have kept up within the span (at most ``MAX_RECLAIM_RETRIES`` passes)."""
+    The moves stand for a stream of faults spread over the epoch's ``span`` ns. A page
+    that finds the destination at its high watermark fails and is not tried again (its
+    fault is over: the next comes after the scanner marks it anew). When the
+    destination's kswapd is awake -- a refusal woke it (tiering mode,
+    ``numamigrate_isolate_folio``), or TPP's WMARK_DEMOTE did -- it demotes while the
+    stream goes on: it runs after each refusal and the later pages find its room, as
+    long as kswapd, demoting a page per ``migrator.params.cost`` ns, could have kept up
+    within the span and freed something; otherwise every later page fails too."""
     pages, dest = (np.asarray(a, dtype=np.int64) for a in moves)
     ok = migrator.admit(kernel, pages, dest, now)
     pages, dest = pages[ok], dest[ok]
     cost = migrator.params.cost
     budget = span / cost if cost else np.inf  # pages kswapd can demote meanwhile
-    total = 0
+    moved, failed = [pages[:0]], [pages[:0]]
+
+    def move(group: np.ndarray, node: int) -> None:
+        done, fail = kernel.migrate(group, node, migrator.busy(group.size), misplaced)
+        # each is read on the node it left (whole numbers of lines: sums exact)
+        copies[:] += np.bincount(kernel.placement.left[done], minlength=copies.size) \
+            * float(LINES_PER_PAGE)
+        moved.append(done)
+        failed.append(fail)
+
     for node in dict.fromkeys(dest.tolist()):
         group = pages[dest == node]
-        for _ in range(MAX_RECLAIM_RETRIES):
-            done, failed = kernel.migrate(group, int(node), migrator.busy(group.size))
-            # each is read on the node it left (whole numbers of lines: sums exact)
-            copies += np.bincount(kernel.placement.left[done], minlength=copies.size) \
-                * float(LINES_PER_PAGE)
-            group = failed
-            total += len(done)
-            if not (group.size and kernel.kswapd_woken[node] and budget > 0):
-                break
-            before = kernel.total("pgdemote_kswapd")
-            kernel.kswapd()
-            budget -= kernel.total("pgdemote_kswapd") - before
-    return total
+        while group.size:
+            take = group[:kernel.migrate_room(node) + 1]  # those that fit, one refused
+            move(take, node)
+            group = group[take.size:]
+            if group.size and kernel.kswapd_woken[node] and budget > 0:
+                before = kernel.total("pgdemote_kswapd")
+                freed = kernel.kswapd()
+                budget -= kernel.total("pgdemote_kswapd") - before
+                if freed:
+                    continue
+            if group.size:
+                move(group, node)
+            break
+    return np.concatenate(moved), np.concatenate(failed)
 
 
 def _moves(kernel: KernelMemory) -> np.ndarray:

@@ -228,10 +228,12 @@ def tpp_versus_others(quick: bool) -> dict[str, Outcome]:
     """NUMA balancing (normal mode) and AutoTiering on Web1 at 2:1 and Cache1 at 1:4, and
     TPP's throughput over each (experiments/tpp-2to1.yaml, tpp-1to4.yaml)."""
     cases = (("tpp-2to1.yaml", "web1"), ("tpp-1to4.yaml", "cache1"))
-    why = ("neither policy demotes: once DRAM is full, pages faulting on CXL stay there "
-           "(NUMA balancing) or change places with DRAM's least-accessed ones "
-           "(AutoTiering); their loss is where the workload model's start leaves the hot "
-           "pages, as default Linux's (" + _WHY_DEFAULT + ")")
+    why = ("neither policy demotes: once first touches have filled DRAM, NUMA balancing's "
+           "normal mode has nothing that makes room (its refused migrations wake no "
+           "kswapd; only memory the service frees would, and a trace frees nothing), so "
+           "its pages stay where first touch put them and its loss is default Linux's plus "
+           "its hint faults, slowed by each refusal; AutoTiering swaps faulting pages with "
+           "DRAM's least-accessed ones (" + _WHY_DEFAULT + ")")
     others = {"NUMA balancing": "numa-balancing", "AutoTiering": "autotiering"}
     web1 = {p: _loss("tpp-2to1.yaml", "web1", p) for p in others.values()}
     runs = [(label, _run("tpp-2to1.yaml", "web1", p)) for label, p in others.items()]
@@ -287,10 +289,10 @@ def tpp_ablation(quick: bool) -> dict[str, Outcome]:
     steady = gated.window.steady and open_.window.steady
     ok = lo <= ratio <= hi and abs(change) <= 0.01 and steady
     why = "" if ok else (
-        f"outside [{lo:g}, {hi:g}]x or 1 %: the gate promotes a page at its second hint "
-        "fault, so it holds back the pages that fault once (the warm pages, touched once per "
-        "ten minutes) and delays each hot page's promotion by one scan pass; the ratio is "
-        "how many of the ungated promotions were warm pages"
+        f"outside [{lo:g}, {hi:g}]x or 1 %: the gate promotes a page at its third hint "
+        "fault, so it holds back the pages that fault once or twice; without it a demoted "
+        "page (faulting at its next access, PG_demoted) comes straight back; the ratio is "
+        "how often the ungated run promotes a page it has just demoted"
         + ("" if steady else "; a run was not steady"))
     t68 = Outcome(f"{ratio:.2f}x fewer promotions ({open_.promoted(first):,} -> "
                   f"{gated.promoted(first):,} in the windows), throughput {change * 100:+.1f} %",
@@ -306,12 +308,14 @@ def tpp_ablation(quick: bool) -> dict[str, Outcome]:
                  f"{_pct(loss)} (local {_pct(local.local)}, {local.promoted():,} promotions "
                  f"in the window); "
                  f"with decoupling {_pct(with_)}: gap {(loss - with_) * 100:.1f} points",
-                 ("in the model a promotion must leave DRAM above its high watermark, and "
-                  "without WMARK_DEMOTE kswapd balances DRAM only up to it, so no promotion "
-                  "fits: the ablated run moved no page and its loss is default Linux's (a "
-                  "model matter of cxlsim/mm, not changed here); " if not local.promoted()
-                  else "") + "with the model's hot set larger than DRAM at 1:4 TPP itself "
-                 "keeps swapping hot pages, so the gap is smaller than published",
+                 ("a promotion must leave DRAM above its high watermark, and without "
+                  "WMARK_DEMOTE nothing in TPP's kernel makes room once first touches have "
+                  "filled DRAM to its low watermark (the refusal wakes no kswapd, the "
+                  "allocator spills to CXL without one): only freed memory would, and a "
+                  "trace frees nothing, so the ablated run moves no page; "
+                  if not local.promoted() else "")
+                 + "with the model's hot set larger than DRAM at 1:4 TPP itself keeps "
+                 "swapping hot pages, so the gap is smaller than published",
                  labels=("loss", "gap"),
                  require=((local.promoted() > 0, "the ablated TPP promoted nothing (the "
                            "paper: promotion 'almost stalls', i.e. it is TPP, not default "

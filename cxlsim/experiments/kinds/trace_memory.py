@@ -594,7 +594,8 @@ class TraceMemoryExperiment(MemoryExperiment):
         return Scanner(nb.scan_delay, nb.scan_period, max(nb.scan_size // 4096, 1),
                        self.kernel.numa_balancing_tiering, nb.fault_cost,
                        nb.scan_period_max,
-                       nb.scan_size / nb.max_scan_rate * 1e9)
+                       nb.scan_size / nb.max_scan_rate * 1e9,
+                       upstream=not POLICIES[self.policy].kernel_5x)
 
     def _damon(self) -> DamonParams | None:
         d = self.damon
@@ -741,7 +742,8 @@ class TraceMemoryExperiment(MemoryExperiment):
         metrics.update({f"pages_{t}": int((run.placement.page_type == code).sum())
                         for code, t in enumerate(PAGE_TYPES)})
         metrics.update(_time_parts(epochs, run.time_ns))
-        metrics.update(scaled._acted(run, metrics["numa_pages_migrated"]))
+        metrics.update(scaled._acted(run, metrics["numa_pages_migrated"],
+                                     metrics["pgmigrate_fail_dst_node_full"]))
         tables = {"epochs": epochs, "nodes": nodes, "pages": _pages(run.placement, names)}
         if self.damon.enabled:
             tables["damon_regions"] = pd.DataFrame(
@@ -766,10 +768,11 @@ class TraceMemoryExperiment(MemoryExperiment):
                 f"of step with the kernel's clocks (set trace.params.span)", self.name),
                 stacklevel=3)
 
-    def _acted(self, run, migrated: int) -> dict[str, Any]:
+    def _acted(self, run, migrated: int, refused: int = 0) -> dict[str, Any]:
         """``policy_acted`` and, when it did not, ``policy_idle_reason`` (also a
         :class:`~cxlsim.errors.RunWarning`): no NUMA scan or DAMON aggregation before
-        the run ended, or no page moved by a policy that moves pages. Called on the
+        the run ended, or no page moved by a policy that moves pages (with the
+        ``refused`` hint-fault migrations that found no room, if any). Called on the
         experiment as the run used it (clocks scaled by the similarity law)."""
         ran = f"the run's {format_time(run.time_ns, digits=3)}"
         reason = ""
@@ -780,7 +783,9 @@ class TraceMemoryExperiment(MemoryExperiment):
             reason = (f"the DAMON monitor never aggregated: damon.aggregate "
                       f"{format_time(self.damon.aggregate)} is longer than {ran}")
         elif POLICIES[self.policy].moves is not Policy.moves and not migrated:
-            reason = "it moved no page"
+            reason = "it moved no page" + (
+                f": its {refused:,} hint-fault migrations found DRAM at its high watermark "
+                f"and nothing made room (pgmigrate_fail_dst_node_full)" if refused else "")
         if reason:
             warnings.warn(RunWarning(f"policy {self.policy} never acted: {reason}", self.name),
                           stacklevel=2)

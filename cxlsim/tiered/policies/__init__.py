@@ -17,8 +17,8 @@ registry :data:`POLICIES` maps names to classes:
   schemes with quotas, goals and watermarks; SK hynix HMSDK's settings by default);
 * :mod:`~cxlsim.tiered.policies.numab`: ``numab-tiering`` (Linux NUMA balancing's
   memory-tiering mode: hint-fault latency under an adaptive threshold promotes, reclaim
-  demotes) and ``numa-balancing`` (its normal mode, the 5.x default: a faulting page
-  moves to the CPU's node when there is room, nothing demotes);
+  demotes) and ``numa-balancing`` (its normal mode: a page faulting twice asks to move
+  to the CPU's node and moves while DRAM has room; nothing demotes);
 * :mod:`~cxlsim.tiered.policies.autotiering`: ``autotiering`` (ATC'21: per-page access
   histories from hint faults, least-accessed-page lists, conservative and opportunistic
   promotion, optional background demotion);

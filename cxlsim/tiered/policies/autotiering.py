@@ -66,6 +66,7 @@ class AutoTiering(Static):
     name = "autotiering"
     Params = AutoTieringParams
     in_task = True
+    kernel_5x = True  # the 5.3 patch: every hint fault counts for the scan period
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)

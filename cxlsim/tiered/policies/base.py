@@ -38,7 +38,9 @@ class EpochView:
     the pages that took a NUMA hint fault with their fault latency (ns since the scanner
     marked them), the access monitor's latest regions, the simulated time at the epoch's
     end (ns), the run's migration limits, the pages the scanner marked during the
-    epoch (after its faults), and the scanner's longest period."""
+    epoch (after its faults), the scanner's longest period, and each faulting page's
+    ``last_cpupid`` before its fault (the thread of its previous hint fault, -1 none;
+    :mod:`cxlsim.mm.numa_balancing`)."""
 
     pages: np.ndarray
     kernel: KernelMemory
@@ -51,6 +53,7 @@ class EpochView:
     migration: MigrationParams = field(default_factory=MigrationParams)
     scanned: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
     scan_period_max: float = 60e9  # the scanner's numa_balancing_scan_period_max (ns)
+    fault_cpupid: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
 
     @property
     def placement(self) -> Placement:
@@ -89,6 +92,11 @@ class Policy:
     unbounded = False      # True: the nodes it uses are given room for every page
     in_task = False        # True: its moves are made in the task's context (a hint-fault
                            # handler), so the task pays them (cxlsim.mm.migrate)
+    kernel_5x = False      # True: it stands for a 5.x patch set (TPP 5.13, AutoTiering
+                           # 5.3), whose task_numa_fault counts every hint fault
+                           # (cxlsim.mm.numa_balancing: Scanner.upstream false)
+    demoted_protnone = False  # True: its kernel maps a demoted page PROT_NONE, so its
+                              # next access hint-faults (TPP's PG_demoted)
 
     def __init__(self, numa: Numa, footprint: int, mempolicy: MemPolicy | str = "",
                  counts: np.ndarray | None = None, room: np.ndarray | None = None,

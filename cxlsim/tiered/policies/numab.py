@@ -28,7 +28,7 @@ them, and the unconditional promotions count against the rate limit too (the Mig
 limits every promotion; the kernel skips the limit on that path).
 
 Also here: ``numa-balancing`` (:class:`NumaBalancing`), the normal mode the tiering mode
-grew out of, as a 5.x machine with CXL memory runs it.
+grew out of, as a 6.x machine with CXL memory runs it.
 """
 
 from __future__ import annotations
@@ -39,7 +39,6 @@ from pydantic import Field
 
 from cxlsim.config.base import scales
 from cxlsim.mm.watermarks import WMARK_PROMO
-from cxlsim.tiered.policies.autotiering import AutoTiering, AutoTieringParams
 from cxlsim.tiered.policies.base import EpochView, PolicyParams, Switches
 from cxlsim.tiered.policies.static import Static
 from cxlsim.traces.pages import PAGE_BYTES
@@ -84,8 +83,7 @@ class NumabTiering(Static):
 
     @classmethod
     def switches(cls, params: PolicyParams) -> Switches:
-        return Switches(kernel={"numa_balancing_tiering": True, "demotion_enabled": True},
-                        numa_balancing={"enabled": True})
+        return _mode(tiering=True)
 
     def moves(self, epoch: EpochView) -> tuple[np.ndarray, np.ndarray]:
         kernel, p = epoch.kernel, self.params
@@ -133,22 +131,45 @@ class NumabTiering(Static):
         self.threshold, self.window_start, self.window_candidates = th, now, self.candidates
 
 
-class NumaBalancing(AutoTiering):
+class NumaBalancing(Static):
     """``numa-balancing``: NUMA balancing's normal mode (``kernel.numa_balancing=1``, the
-    5.x default the TPP paper compares with as "NUMA Balancing"): the scanner marks every
-    node's pages, a hint fault migrates the page to the faulting CPU's node when that node
-    has room above its high watermark (``migrate_balanced_pgdat``), nothing demotes. The
-    two-stage filter (``should_numa_migrate_memory``: migrate unless the page's last fault
-    came from another node) always passes with every CPU on one node. That is
-    AutoTiering's conservative promotion without its history, which this reuses: no
-    tunables."""
+    default the TPP paper compares with as "NUMA Balancing"), as a 6.x kernel runs it on
+    a machine with CXL memory: the scanner marks every node's pages; a hint fault on a
+    page away from the faulting CPU's node asks to move it there (``mpol_misplaced``:
+    the default policy's MPOL_F_MORON), unless ``should_numa_migrate_memory`` says no --
+    a page on a slow tier whose ``last_cpupid`` is not yet set only records it (its
+    first fault after allocation), and the two-stage filter (the last fault from the
+    destination's node) always passes with every CPU on one node. The move is the
+    kernel's (``migrate_misplaced_folio``): refused while the destination would fall to
+    its high watermark (``migrate_balanced_pgdat``), and in this mode nothing wakes
+    kswapd for it and nothing demotes, so once first touches have filled DRAM to its low
+    watermark only freed memory makes room. Each refusal slows the scanner down
+    (``TNF_MIGRATE_FAIL``). No tunables."""
 
     name = "numa-balancing"
     Params = PolicyParams
+    in_task = True
 
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.params = AutoTieringParams(mode="cpm")
+    @classmethod
+    def switches(cls, params: PolicyParams) -> Switches:
+        return _mode(tiering=False)
+
+    def moves(self, epoch: EpochView) -> tuple[np.ndarray, np.ndarray]:
+        kernel, faults = epoch.kernel, epoch.hint_faults
+        node = kernel.node[faults]
+        last = epoch.fault_cpupid if epoch.fault_cpupid.size == faults.size \
+            else np.full(faults.size, -1, np.int64)
+        slow = ~kernel.toptier[np.maximum(node, 0)]
+        misplaced = (node >= 0) & (node != self.local) & ~(slow & (last < 0))
+        pages = faults[misplaced]
+        return pages, np.full(pages.size, self.local, np.int64)
+
+
+def _mode(tiering: bool) -> Switches:
+    """``kernel.numa_balancing=2`` (the tiering mode, reclaim demoting) or ``=1``: the
+    scanner on, and the kernel switches of the mode."""
+    return Switches(kernel={"numa_balancing_tiering": tiering, "demotion_enabled": tiering},
+                    numa_balancing={"enabled": True})
 
 
 #: The policies of this module, registered by :mod:`cxlsim.tiered.policies`.

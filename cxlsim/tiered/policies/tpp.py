@@ -19,16 +19,20 @@ Modelled, each mechanism switchable (:class:`TppParams`):
   allocated on CXL first and promoted if they turn hot.
 
 Promotions fail when the local node would fall below its high watermark
-(``migrate_balanced_pgdat``, counted in ``pgmigrate_fail``: the patch's
-``dst_node_full``; nothing wakes kswapd for them, the later upstream ``WMARK_PROMO``
-rules are off, ``kernel.promo_watermark: false``) and pass the promotion rate limit
-(:mod:`cxlsim.mm.migrate`). Not modelled: a demoted page's PTE made
-PROT_NONE at once (the patch's ``remove_migration_pte``: its next access faults without
-waiting for the scanner -- the experiments scan the whole footprint every period, so
-this changes little there), the 10 s kswapd re-wake after ``kswapd_failures`` (no THP
-here), the patch's own counters (``pgpromote_candidate_*``, ``pgdemote_anon/file``),
-huge pages. Sources: the LKML cover letter and patches (Nov 2021) and their 5.13 port,
-lingfenghsiang/Nomad ``src/implementation_patches/tpp.patch``.
+(``migrate_balanced_pgdat``, counted in the patch's ``pgmigrate_fail_dst_node_full``;
+nothing wakes kswapd for them, the later upstream ``WMARK_PROMO`` rules are off,
+``kernel.promo_watermark: false``) and pass the promotion rate limit
+(:mod:`cxlsim.mm.migrate`). So without the decoupled watermarks (the paper's ablation)
+nothing makes room for a promotion once first touches have filled DRAM to its low
+watermark (the allocator falls back to CXL without waking kswapd): promotion stalls
+until memory is freed. A demoted page is mapped PROT_NONE at once (the patch's
+``PG_demoted`` and ``remove_migration_pte``): its next access is a hint fault without
+waiting for the scanner. The 5.13 kernel counts every hint fault for the scan period
+(:mod:`cxlsim.mm.numa_balancing`): failed promotions slow the scanner, successful ones
+mostly private. Not modelled: the 10 s kswapd re-wake after ``kswapd_failures`` (no THP
+here), the patch's own candidate counters (``pgpromote_candidate_*``,
+``pgdemote_anon/file``), huge pages. Sources: the LKML cover letter and patches (Nov
+2021) and their 5.13 port, lingfenghsiang/Nomad ``src/implementation_patches/tpp.patch``.
 """
 
 from __future__ import annotations
@@ -66,6 +70,8 @@ class Tpp(Policy):
     name = "tpp"
     Params = TppParams
     in_task = True  # promotion happens in the hint-fault handler
+    kernel_5x = True  # the 5.13 patch set: every hint fault counts for the scan period
+    demoted_protnone = True  # PG_demoted: remove_migration_pte maps it PROT_NONE
 
     @classmethod
     def switches(cls, params: TppParams) -> Switches:
