@@ -132,3 +132,18 @@ def test_a_sweep_shows_the_steps_inside_its_points(tmp_path, capsys, jobs):
     run_file(path, progress=True, jobs=jobs)
     # two points of 400,000 records in epochs of 4,000
     assert "200 epochs inside points" in capsys.readouterr().err
+
+
+def test_a_quick_form_generates_the_same_real_services_page_heat():
+    """A TPP service's trace is told the real footprint its run stands for (S x the
+    footprint: its pages' heat is that service's); the quick form keeps it, and a file
+    that sets it keeps its own."""
+    spec = load_experiment("tpp-1to4")
+    small = load_experiment("tpp-1to4", quick_form(spec).overrides())
+    assert [e._generator_params()["real_footprint"] for e in (spec, small)] == ["16 GiB"] * 2
+    assert "real_footprint=16 GiB" in small._trace_key()[3]
+    scaled = load_experiment("tpp-1to4", ["scale=4", "trace.params.footprint=16 MiB"])
+    assert scaled._generator_params()["real_footprint"] == "64 MiB"
+    given = load_experiment("tpp-1to4", ["trace.params.real_footprint=1 GiB"])
+    assert given._generator_params()["real_footprint"] == "1 GiB"
+    assert "real_footprint" not in load_experiment("policy-stress")._generator_params()
