@@ -151,8 +151,10 @@ def _pair(file: str, workload: str) -> tuple[list[float], list[float], str]:
 
 _WHY_DEFAULT = ("the default-Linux loss follows from where the workload model's start "
                 "leaves its hot pages (file share and allocation order are assumptions "
-                "or midpoints of the paper's ranges) and from the CXL penalty of the "
-                "modelled expander; neither is fitted")
+                "or midpoints of the paper's ranges), from the share of the accesses "
+                "that reach memory (the hot pages' heat is measured key popularity, "
+                "whose hottest pages the CPU's caches hold) and from the CXL penalty of "
+                "the modelled expander; none is fitted")
 
 #: Why the rows at 2:1 judge the whole run: the steady half alone flatters TPP.
 _STEADY = ("at 2:1 the models' hot sets fit in DRAM, so by the measured second half TPP "
@@ -199,8 +201,10 @@ def tpp_two_to_one(quick: bool) -> dict[str, Outcome]:
 
 def tpp_one_to_four(quick: bool) -> dict[str, Outcome]:
     """Cache1 and Cache2 at 1:4 (experiments/tpp-1to4.yaml)."""
-    why = ("at 1:4 the models' hot sets (every hot page equally hot) exceed DRAM, so TPP "
-           "keeps promoting and demoting hot pages; " + _WHY_DEFAULT)
+    why = ("at 1:4 the models' hot sets exceed DRAM, and TPP keeps promoting and "
+           "demoting pages whose hint faults and migrations may cost more than the "
+           "traffic they carry (most accesses fall on the few hottest pages, which the "
+           "CPU's caches hold); " + _WHY_DEFAULT)
     losses, locals_, shown = _pair("tpp-1to4.yaml", "cache1")
     t64 = _judge("T6.4", losses + locals_[1:], shown, why,
                  labels=("default Linux loss", "TPP loss", "TPP local traffic"))
