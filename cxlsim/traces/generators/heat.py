@@ -89,26 +89,24 @@ def _vose(scaled: np.ndarray, keep: np.ndarray, alias: np.ndarray) -> None:
     """Vose's construction: each column ``i`` keeps ``keep[i]`` of itself and gives the
     rest to ``alias[i]`` (``scaled``: the weights times count over sum, consumed)."""
     n = len(scaled)
-    small = np.empty(n, np.int64)
-    large = np.empty(n, np.int64)
-    ns = nl = 0
+    stack = np.empty(n, np.int64)  # columns below 1 from the front, the others from the back
+    below = above = 0
     for i in range(n):
-        if scaled[i] < 1.0:
-            small[ns] = i
-            ns += 1
-        else:
-            large[nl] = i
-            nl += 1
-    while ns and nl:
-        ns -= 1
-        nl -= 1
-        s, big = small[ns], large[nl]
+        below, above = _push(stack, i, scaled[i] < 1.0, below, above)
+    while below and above:
+        below, above = below - 1, above - 1
+        s, big = stack[below], stack[n - 1 - above]
         keep[s] = scaled[s]
         alias[s] = big
         scaled[big] += scaled[s] - 1.0
-        if scaled[big] < 1.0:
-            small[ns] = big
-            ns += 1
-        else:
-            large[nl] = big
-            nl += 1
+        below, above = _push(stack, big, scaled[big] < 1.0, below, above)
+
+
+@njit(cache=True)
+def _push(stack: np.ndarray, i: int, small: bool, below: int, above: int) -> tuple[int, int]:
+    """Column ``i`` onto its end of ``stack``; the new counts."""
+    if small:
+        stack[below] = i
+        return below + 1, above
+    stack[len(stack) - 1 - above] = i
+    return below, above + 1
