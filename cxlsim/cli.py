@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import argparse
 import gc
+import itertools
 import json
 import math
 import os
 import shutil
 import sys
 import textwrap
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
-from cxlsim.errors import InputError, RunWarning, did_you_mean
+from cxlsim import scratch
+from cxlsim.errors import InputError, did_you_mean, unknown
+from cxlsim.signals import Stopped, stop_cleanly
 from cxlsim.traces.cli import add_trace_commands
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -34,6 +36,8 @@ SHORT = 12
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="cxlsim", description="Discrete-event simulator of CXL and tiered memory.")
+    parser.add_argument("--version", action=_Version, nargs=0,
+                        help="print cxlsim's version, where it is installed, and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = sub.add_parser("run", help="run an experiment file and write a run folder")
@@ -44,6 +48,9 @@ def _parser() -> argparse.ArgumentParser:
                                    "if that exists); replaces only a previous run folder")
     run.add_argument("--json", action="store_true",
                      help="print the experiment, metrics and tables as JSON on stdout")
+    run.add_argument("--report", action="store_true", help=(
+        "also write report.html in the run folder: metrics, figures and tables, viewable "
+        "offline (plotly.js inside: about 5 MB)"))
     run.add_argument("--jobs", type=int, metavar="N",
                      help="worker processes for a sweep (default: sweep.jobs or CPU count)")
     run.add_argument("--executor", default="local", metavar="local|dask://HOST:PORT",
@@ -55,6 +62,19 @@ def _parser() -> argparse.ArgumentParser:
     _add_progress(run)
     run.set_defaults(handler=_cmd_run)
 
+    clean = sub.add_parser("clean", help="remove the older run folders of experiments "
+                                         "(only folders cxlsim wrote), keeping the newest")
+    clean.add_argument("names", nargs="*", metavar="NAME", help=(
+        "experiments whose run folders to clear, NAME-quick for a quick form's (default: "
+        "every one in the folder)"))
+    clean.add_argument("--keep", type=int, default=1, metavar="N",
+                       help="newest run folders to keep of each (default 1; 0: none)")
+    clean.add_argument("--runs", default="runs", metavar="DIR",
+                       help="the folder holding the run folders (default: runs)")
+    clean.add_argument("--dry-run", action="store_true",
+                       help="list what would be removed, and remove nothing")
+    clean.set_defaults(handler=_cmd_clean)
+
     resolve = sub.add_parser("resolve", help="print an experiment with presets, topology "
                                              "and --set applied, as YAML")
     resolve.add_argument("experiment",
@@ -65,7 +85,8 @@ def _parser() -> argparse.ArgumentParser:
     resolve.set_defaults(handler=_cmd_resolve)
 
     val = sub.add_parser("validate", help="every reproduction target, simulated vs published")
-    val.add_argument("--quick", action="store_true", help="fast settings (under two minutes)")
+    val.add_argument("--quick", action="store_true",
+                     help="fast settings (~1 min 50 s with --jobs 2)")
     val.add_argument("--json", action="store_true", help="print the rows as a JSON list")
     val.add_argument("--jobs", type=int, metavar="N", help=(
         "worker processes running the checks side by side (default: CPU count; the rows "
@@ -78,8 +99,18 @@ def _parser() -> argparse.ArgumentParser:
     _add_progress(val)
     val.set_defaults(handler=_cmd_validate)
 
-    kinds = sub.add_parser("kinds", help="list the experiment kinds a file's 'kind:' may name")
-    kinds.set_defaults(handler=_cmd_kinds)
+    lst = sub.add_parser("list", help="what ships with cxlsim: experiments, topologies, "
+                                      "presets, policies, generators, formats, kinds")
+    lst.add_argument("category", nargs="?", metavar="CATEGORY", help=(
+        "experiments, topologies, presets, policies, generators, formats or kinds: each "
+        "name with a line on it (default: every category's names)"))
+    lst.add_argument("--json", action="store_true",
+                     help="print {category: {name: description}} as JSON")
+    lst.set_defaults(handler=_cmd_list)
+
+    kinds = sub.add_parser("kinds", help="list the experiment kinds a file's 'kind:' may name "
+                                         "(cxlsim list kinds)")
+    kinds.set_defaults(handler=_cmd_list, category="kinds", json=False)
 
     schema = sub.add_parser("schema", help="the fields of an experiment kind, of 'topology' "
                                            "or of a placement policy's tunables: type and "
@@ -92,7 +123,8 @@ def _parser() -> argparse.ArgumentParser:
     topo = sub.add_parser("topology", help="inspect topology files")
     topo_sub = topo.add_subparsers(dest="topology_command", required=True, metavar="ACTION")
     show = topo_sub.add_parser("show", help="print nodes, links and host-to-device routes")
-    show.add_argument("file", help="topology file (.yaml or .toml)")
+    show.add_argument("file", help="topology file (.yaml or .toml), or the name of one "
+                                   "shipped with cxlsim (e.g. switch-pool)")
     _add_set(show)
     show.add_argument("--html", metavar="OUT", help="also write a plotly picture of the graph")
     show.set_defaults(handler=_cmd_topology_show)
@@ -120,19 +152,18 @@ def _progress(args: argparse.Namespace) -> bool:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from cxlsim.experiments import load_experiment
+    from cxlsim.experiments.display import metrics_text
     from cxlsim.experiments.sweep import run_file
 
     name = load_experiment(args.experiment, args.overrides).name
     out = _run_folder(args.out, f"{name}-quick" if args.quick else name)
     result = run_file(args.experiment, args.overrides, progress=_progress(args),
-                      jobs=args.jobs, executor=args.executor, out=out, quick=args.quick)
+                      jobs=args.jobs, executor=args.executor, out=out, quick=args.quick,
+                      report=args.report)
     if args.json:
         print(result.to_json())
     else:
-        width = max((len(k) for k in result.metrics), default=0)
-        for key, value in result.metrics.items():
-            shown = f"{value:.6g}" if isinstance(value, float) else value
-            print(f"{key:<{width}}  {shown}")
+        print(metrics_text(result.metrics))
         if "points" in result.tables:
             print("\n" + _points(result.tables["points"], result.config.sweep))
     print(f"run folder: {out}", file=sys.stderr)
@@ -141,11 +172,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _points(table, sweep) -> str:
     """A sweep's points as a table: the swept values, then the metrics it compares with
-    its baseline and draws (every metric if it names none)."""
+    its baseline and draws (every metric if it names none), in display units."""
+    from cxlsim.experiments.display import metric_text
+
     swept = list(table.columns[1:1 + len(sweep.grid)])
     named = [*(sweep.baseline.columns() if sweep.baseline else []), *sweep.heatmaps]
     metrics = list(dict.fromkeys(named)) or [c for c in table.columns[1 + len(swept):]]
-    rows = [{c: f"{v:.4g}" if isinstance(v, float) else v for c, v in row.items()}
+    rows = [{c: metric_text(c, v) for c, v in row.items()}
             for row in table[swept + metrics].to_dict(orient="records")]
     return _table(rows, swept + metrics)
 
@@ -166,6 +199,27 @@ def _run_folder(out: str | None, name: str) -> Path:
         return path
     base = Path("runs") / name
     return check_out(base if stage_dir(base).is_dir() else next_free(base))
+
+
+def _cmd_clean(args: argparse.Namespace) -> int:
+    """Remove (or with --dry-run list) old run folders, one line each, then the total."""
+    from cxlsim.experiments.clean import old_runs, remove
+    from cxlsim.units import format_size
+
+    old, kept = old_runs(Path(args.runs), args.names, args.keep)
+    verb = "would remove" if args.dry_run else "removed"
+    freed = 0
+    for folder in old:
+        size = folder.size()
+        if not args.dry_run:
+            remove(folder)
+        freed += size
+        print(f"{verb} {folder.path} ({format_size(size, digits=3)})")
+    for folder in kept:
+        print(f"kept {folder.path}")
+    print(f"{verb} {len(old)} run folder{'s' * (len(old) != 1)}, "
+          f"{format_size(freed, digits=3)}")
+    return EXIT_OK
 
 
 def _cmd_resolve(args: argparse.Namespace) -> int:
@@ -215,13 +269,26 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_FAILED if failed(rows) else EXIT_OK
 
 
-def _cmd_kinds(args: argparse.Namespace) -> int:
-    from cxlsim.experiments import experiment_kinds
+def _cmd_list(args: argparse.Namespace) -> int:
+    from cxlsim.catalog import CATEGORIES
 
-    rows = [{"kind": name, "what it runs": (cls.__doc__ or "").strip().splitlines()[0]}
-            for name, cls in sorted(experiment_kinds().items())]
-    print(_table(rows, ("kind", "what it runs")))
-    print("\nFields of one kind: cxlsim schema KIND")
+    if args.category is not None and args.category not in CATEGORIES:
+        raise InputError(unknown("category", args.category, CATEGORIES), key="CATEGORY")
+    chosen = [args.category] if args.category else list(CATEGORIES)
+    listed = {name: CATEGORIES[name].entries() for name in chosen}
+    if args.json:
+        print(json.dumps(listed, indent=1))
+    elif args.category:
+        category = CATEGORIES[args.category]
+        rows = [{category.noun: name, "description": text}
+                for name, text in listed[args.category].items()]
+        print(_table(rows, (category.noun, "description")))
+        print("\n" + _wrap(f"Use: {category.usage}"))
+    else:
+        for name, entries in listed.items():
+            print(_wrap(f"{name} ({len(entries)}): {', '.join(entries)}"))
+            print(_wrap(f"  use: {CATEGORIES[name].usage}") + "\n")
+        print(_wrap("Each with a line on it: cxlsim list CATEGORY"))
     return EXIT_OK
 
 
@@ -278,18 +345,22 @@ def _cmd_topology_show(args: argparse.Namespace) -> int:
                   mode="json", exclude={"name", "type"}, exclude_defaults=True).items())}
              for n in topo.spec.nodes]
     print(_table(nodes, ("node", "type", "details")) + "\n")
+    edges = sorted((edge for _, _, edge in topo.graph.edges(data=True) if not edge["internal"]),
+                   key=lambda edge: edge["index"])
     links = []
-    for a, b, edge in topo.graph.edges(data=True):
-        if edge["internal"]:
-            continue
+    for edge in edges:
         link = edge["link"]
-        links.append({"link": f"{link.src} -- {link.dst}", "protocol": link.protocol,
+        links.append({"#": edge["index"], "name": link.name,
+                      "link": f"{link.src} -- {link.dst}", "protocol": link.protocol,
                       "rate": f"{link.transfer_rate / 1e9:g} GT/s", "width": f"x{link.width}",
                       "flit": link.flit or "-",
                       "bandwidth/dir": format_bandwidth(edge["bandwidth"], digits=4),
                       "latency": format_time(edge["latency"], digits=4)})
-    print(_table(links, ("link", "protocol", "rate", "width", "flit", "bandwidth/dir",
-                         "latency")) + "\n")
+    named = any(link["name"] for link in links)
+    print(_table(links, ("#", *(("name",) if named else ()), "link", "protocol", "rate",
+                         "width", "flit", "bandwidth/dir", "latency")))
+    print(_wrap("Link # is the N of --set links[N].FIELD=VALUE (topology.links[N] in an "
+                "experiment); a link with a name is also links[NAME].") + "\n")
     routes = [{"route": f"{r.host} -> {r.device}", "links": str(r.links),
                "latency": format_time(r.latency, digits=4),
                "bandwidth/dir": format_bandwidth(r.bandwidth, digits=4),
@@ -302,6 +373,18 @@ def _cmd_topology_show(args: argparse.Namespace) -> int:
         topology_figure(topo).write_html(args.html)
         print(f"\nwrote {args.html}", file=sys.stderr)
     return EXIT_OK
+
+
+class _Version(argparse.Action):
+    """``--version``: cxlsim's version (:func:`cxlsim.resources.version`) and the folder
+    its code is imported from."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        from cxlsim.resources import version
+
+        print(f"cxlsim {version()} from {Path(__file__).parent} (Python "
+              f"{sys.version.split()[0]})")
+        parser.exit()
 
 
 def _check_writable_file(path: str, key: str) -> None:
@@ -353,20 +436,36 @@ def _table(rows: Sequence[dict], columns: Sequence[str]) -> str:
     return "\n".join(line.rstrip() for line in lines)
 
 
-def _warning_line(message, category, filename, lineno, line=None,
-                  default=warnings.formatwarning) -> str:
-    """A :class:`~cxlsim.errors.RunWarning` as one line (others as Python shows them)."""
-    if issubclass(category, RunWarning):
-        return f"cxlsim: warning: {message}\n"
-    return default(message, category, filename, lineno, line)
+def _unrecognized(extra: list[str], argv: list[str]) -> str:
+    """argparse's words for arguments no command takes, with a hint to quote when they
+    follow a ``--set`` value: ``--set key=10 ns`` unquoted is ``key=10`` and a stray
+    ``ns``."""
+    message = f"unrecognized arguments: {' '.join(extra)}"
+    for i, arg in enumerate(argv):
+        if arg == "--set" and i + 1 < len(argv):
+            at, value = i + 1, argv[i + 1]
+        elif arg.startswith("--set="):
+            at, value = i, arg.removeprefix("--set=")
+        else:
+            continue
+        rest = list(itertools.takewhile(extra.__contains__, argv[at + 1:]))
+        if rest:
+            quoted = " ".join([value, *rest]).replace("'", "'\\''")
+            return (f"{message}; a --set value with spaces must be quoted: "
+                    f"--set '{quoted}'")
+    return message
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``cxlsim`` console script."""
-    args = _parser().parse_args(argv)
-    warnings.formatwarning = _warning_line
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        parser.error(_unrecognized(extra, sys.argv[1:] if argv is None else list(argv)))
+    scratch.remove_stale()  # what runs killed by SIGKILL or a power cut left
     try:
-        return args.handler(args)
+        with stop_cleanly():
+            return args.handler(args)
     except InputError as exc:
         print(f"cxlsim: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -380,6 +479,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("cxlsim: interrupted", file=sys.stderr)
         return 130
+    except Stopped as exc:  # SIGTERM, SIGHUP: what this process made is removed at exit
+        try:
+            print(f"cxlsim: {exc}", file=sys.stderr)
+        except OSError:  # the terminal that would show it is gone
+            pass
+        return exc.code
 
 
 def console() -> None:

@@ -15,7 +15,28 @@ from typing import Any
 
 class RunWarning(UserWarning):
     """A run that finished without doing what its file set out to study (a policy that
-    never acted); the CLI prints it as one line, ``cxlsim: warning: ...``."""
+    never acted), about ``subject`` (the experiment), raised ``times`` times (a study's
+    runs count theirs, :mod:`cxlsim.runwarnings`); shown as one line,
+    ``cxlsim: warning: SUBJECT: MESSAGE (N times)``."""
+
+    def __init__(self, message: str, subject: str = "", times: int = 1) -> None:
+        super().__init__(message, subject, times)
+
+    @property
+    def message(self) -> str:
+        return self.args[0]
+
+    @property
+    def subject(self) -> str:
+        return self.args[1]
+
+    @property
+    def times(self) -> int:
+        return self.args[2]
+
+    def __str__(self) -> str:
+        text = f"{self.subject}: {self.message}" if self.subject else self.message
+        return text if self.times == 1 else f"{text} ({self.times} times)"
 
 
 @dataclass(frozen=True)

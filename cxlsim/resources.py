@@ -12,7 +12,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cxlsim.errors import InputError, did_you_mean
+
 FOLDERS = ("models", "topologies", "experiments")
+
+#: The source's version, as pyproject.toml gives it (``cxlsim.__version__``).
+VERSION = "0.1.0"
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -34,6 +39,26 @@ def bundled_file(folder: str, name: str) -> Path | None:
     return None
 
 
+def file_or_shipped(folder: str, name: str | Path) -> Path:
+    """The file ``name`` names: itself if it is a file, else ``folder``'s shipped file of
+    that name, so that the CLI and Python take a shipped experiment or topology by name
+    from any folder (an InputError lists the shipped names)."""
+    path = Path(name)
+    if is_file(path):
+        return path
+    found = bundled_file(folder, str(name))
+    if found is None:
+        names = shipped(folder)
+        raise InputError(f"no such file, nor {_NOUNS[folder]} shipped with cxlsim"
+                         f"{did_you_mean(name, names)} (shipped: {', '.join(names)})",
+                         location=str(name))
+    return found
+
+
+#: What one shipped file of each folder is, for messages.
+_NOUNS = {"models": "a model", "topologies": "a topology", "experiments": "an experiment"}
+
+
 def shipped(folder: str) -> list[str]:
     """The names of ``folder``'s shipped files (``.yaml`` left off), sorted."""
     return sorted(p.stem for p in bundled(folder).glob("*.yaml"))
@@ -45,3 +70,15 @@ def is_file(path: Path) -> bool:
         return path.is_file()
     except OSError:
         return False
+
+
+def version() -> str:
+    """The installed distribution's version (its metadata), or the source's when
+    cxlsim runs uninstalled, from a clone on the path."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("cxlsim")
+    except PackageNotFoundError:
+        return VERSION

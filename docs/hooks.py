@@ -4,7 +4,7 @@ A page asks for generated text with an HTML comment on a line of its own:
 
 * ``<!-- cxlsim:validation -->``: the validation table, from running ``cxlsim validate
   --quick`` (:func:`cxlsim.validation.run.validate`, every check on as many processes as
-  there are CPUs, 10-30 s) and :func:`cxlsim.validation.markdown.markdown_table`; the
+  there are CPUs, ~1 min 50 s on two) and :func:`cxlsim.validation.markdown.markdown_table`; the
   rows are kept in ``.cache/cxlsim-docs/`` under a digest of the package's code and
   data, so a rebuild with nothing changed there (``mkdocs serve``) reuses them;
 * ``<!-- cxlsim:policy NAME -->``: the tunables of the placement policy NAME;
@@ -31,6 +31,7 @@ import re
 import sys
 import time
 import typing
+import warnings
 from importlib import metadata
 from pathlib import Path
 
@@ -86,13 +87,22 @@ def _validation() -> str:
         from cxlsim.validation.run import validate
 
         start = time.perf_counter()
-        rows = validate(quick=True, jobs=os.cpu_count() or 1)
+        with warnings.catch_warnings():  # one line each in the log, not mkdocs' traceback
+            warnings.showwarning = _log_warning
+            rows = validate(quick=True, jobs=os.cpu_count() or 1)
         log.info("validation table: %d rows in %.1f s", len(rows), time.perf_counter() - start)
         cache.parent.mkdir(parents=True, exist_ok=True)
         for old in cache.parent.glob("validation-*.json"):
             old.unlink()
         cache.write_text(json.dumps(rows), encoding="utf-8")
     return markdown_table(rows)
+
+
+def _log_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning of the validation run as an info line of the build's log (a run warning
+    is one line, ``warning: ...`` after the log's ``cxlsim:``)."""
+    text = warnings.formatwarning(message, category, filename, lineno, line)
+    log.info(text.removeprefix("cxlsim: ").rstrip())
 
 
 def _inputs_digest() -> str:
@@ -158,12 +168,12 @@ def _model(path: str) -> str:
 
 
 def _kinds() -> str:
-    from cxlsim.experiments import experiment_kinds
+    from cxlsim.catalog import CATEGORIES
     from cxlsim.validation.markdown import cell
 
     lines = ["| kind | what it runs |", "|---|---|"]
-    lines += [f"| `{name}` | {cell((cls.__doc__ or '').strip().splitlines()[0])} |"
-              for name, cls in sorted(experiment_kinds().items())]
+    lines += [f"| `{name}` | {cell(text)} |"
+              for name, text in CATEGORIES["kinds"].entries().items()]
     return "\n".join(lines) + "\n"
 
 

@@ -68,10 +68,12 @@ def test_run_prints_metrics_and_writes_runs_folder(capsys, tmp_path, monkeypatch
     assert main(["run", str(SWITCH_POOL_ROUTES), "--set", "seed=2"]) == 0
     out, err = capsys.readouterr()
     lines = dict(line.split(None, 1) for line in out.splitlines())
-    assert lines == {"routes": "4", "latency_min_ns": "194", "latency_max_ns": "194",
-                     "bandwidth_min_GBps": "31.5077"}
+    assert lines == {"routes": "4", "latency_min_ns": "194 ns", "latency_max_ns": "194 ns",
+                     "bandwidth_min_GBps": "31.51 GB/s"}  # in display units
     assert "run folder: runs/switch-pool-routes" in err
-    assert (tmp_path / "runs" / "switch-pool-routes" / "report.html").is_file()
+    assert not (tmp_path / "runs" / "switch-pool-routes" / "report.html").exists()
+    assert main(["run", str(SWITCH_POOL_ROUTES), "--report"]) == 0
+    assert (tmp_path / "runs" / "switch-pool-routes-2" / "report.html").is_file()
 
 
 @pytest.fixture
@@ -165,7 +167,7 @@ def _bad_cases(tmp_path):
                        "--set topology.preset=x: topology.preset: unknown preset 'x'"),
         "capacity share without a trace": (
             ["resolve", str(SWITCH_POOL_ROUTES), "--set", "topology.nodes[cxl0].capacity=35 %"],
-            "topology.nodes[3].capacity: '35 %' is a share of a trace's footprint, which only "
+            "topology.nodes[cxl0].capacity: '35 %' is a share of a trace's footprint, which only "
             "a trace-memory experiment resolves (against its trace); expected a size such as "
             "'2 GiB'"),
         "unknown item name": (["resolve", str(SWITCH_POOL_ROUTES), "--set",
@@ -208,15 +210,34 @@ def test_usage_errors_exit_2(capsys):
     assert info.value.code == 2
 
 
+QUOTE = "; a --set value with spaces must be quoted: --set "
+
+
+@pytest.mark.parametrize("argv, stray, hint", [
+    (["resolve", "trace-memory", "--set", "topology.nodes[dram0].latency=10", "ns"], "ns",
+     QUOTE + "'topology.nodes[dram0].latency=10 ns'"),
+    (["run", "ornl-sweep", "--set=sweep.grid.seed=[1,", "2]", "--jobs", "2"], "2]",
+     QUOTE + "'sweep.grid.seed=[1, 2]'"),
+    (["resolve", "trace-memory", "stray"], "stray", ""),  # not after a --set value
+])
+def test_an_unquoted_set_value_gets_a_hint_to_quote(capsys, argv, stray, hint):
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"cxlsim: error: unrecognized arguments: {stray}{hint}")
+
+
 def test_real_exit_code_of_a_bad_input(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "cxlsim.cli", "topology", "show",
                            str(tmp_path / "nope.yaml")],
                           capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert proc.returncode == 2
     assert proc.stdout == ""
+    shipped = sorted(p.stem for p in (REPO / "topologies").glob("*.yaml"))
     assert proc.stderr.splitlines() == [
-        f"cxlsim: error: {tmp_path / 'nope.yaml'}: no such file (expected a .yaml/.yml/.toml "
-        "file)"]
+        f"cxlsim: error: {tmp_path / 'nope.yaml'}: no such file, nor a topology shipped with "
+        f"cxlsim (shipped: {', '.join(shipped)})"]
 
 
 def test_real_exit_code_of_a_good_run(tmp_path):
@@ -232,9 +253,11 @@ def test_kinds_lists_every_kind(capsys):
 
     assert main(["kinds"]) == 0
     out = capsys.readouterr().out
-    listed = [line.split()[0] for line in out.splitlines()[2:]
-              if line and line[0] not in "F "]  # wrapped descriptions go on indented lines
+    table, use = out.split("\n\nUse: ")
+    listed = [line.split()[0] for line in table.splitlines()[2:]
+              if line[0] != " "]  # wrapped descriptions go on indented lines
     assert listed == sorted(experiment_kinds())
+    assert use.startswith("an experiment file's kind: NAME; its fields: cxlsim schema NAME")
 
 
 def test_schema_describes_every_field_with_units_and_defaults(capsys):

@@ -12,7 +12,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import EXPERIMENTS, SWITCH_POOL, TOPOLOGIES, line_of
+from conftest import EXPERIMENTS, SWITCH_POOL, SWITCH_POOL_ROUTES, TOPOLOGIES, line_of
 from cxlsim.config import (Document, apply_overrides, dump_yaml, expand_presets, find_preset,
                            load_document, load_file, parse_assignment, parse_yaml,
                            validate_document)
@@ -156,8 +156,34 @@ def test_invalid_yaml_message_has_position(write, text, line, fragment):
     assert "\n" not in msg
 
 
-def test_empty_yaml_is_an_empty_mapping(write):
-    assert load_file(write("e.yaml", "# nothing\n")).data == {}
+def test_empty_yaml_text_is_an_empty_mapping():
+    assert parse_yaml("# nothing\n", "e.yaml").data == {}
+
+
+@pytest.mark.parametrize("name, text", [("e.yaml", ""), ("e.yaml", "# nothing yet\n"),
+                                        ("e.yml", "{}\n"), ("e.toml", "")])
+def test_an_empty_file_says_so(write, name, text):
+    with pytest.raises(InputError) as info:
+        load_file(write(name, text))
+    assert str(info.value) == f"{write(name, text)}: the file is empty: it holds no keys"
+
+
+def test_an_empty_experiment_topology_or_preset_says_so(tmp_path, capsys):
+    """Not "kind missing" or "name: missing required key": the file itself is empty."""
+    from cxlsim.cli import main
+
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "mine.yaml").write_text("# to be written\n")
+    (tmp_path / "experiment.yaml").write_text("")
+    (tmp_path / "topology.yaml").write_text("")
+    (tmp_path / "uses.yaml").write_text(
+        "name: t\nnodes:\n  - {name: h0, type: host, preset: mine}\nlinks: []\n")
+    for argv, empty in [(["resolve", "experiment.yaml"], "experiment.yaml"),
+                        (["topology", "show", "topology.yaml"], "topology.yaml"),
+                        (["topology", "show", "uses.yaml"], "models/mine.yaml")]:
+        assert main([argv[0], *argv[1:-1], str(tmp_path / argv[-1])]) == 2
+        assert capsys.readouterr().err == (
+            f"cxlsim: error: {tmp_path / empty}: the file is empty: it holds no keys\n")
 
 
 def test_yml_suffix_is_yaml(write):
@@ -367,9 +393,32 @@ def test_unknown_preset_message(write):
     msg = str(info.value)
     line = line_of(path, "links/nope")
     assert msg.startswith(f"{path}:{line}:")
-    assert ": links[0].preset: unknown preset 'links/nope' " \
+    assert ": links[0].preset: unknown preset 'links/nope'; expected one of " \
+           "links/cxl-gen5-x16, links/cxl-gen5-x8, links/ornl-gen3-x16, links/pcie-gen3-x16 " \
            "(looked for models/links/nope.yaml in: " in msg
     assert str(Path(__file__).resolve().parents[1] / "models") in msg
+
+
+def test_an_unknown_preset_lists_its_folder_and_the_files_own(write):
+    write("models/links/mine.yaml", "generation: 5\nwidth: 8\n")
+    with pytest.raises(InputError) as info:
+        load_topology(_mini(write, "links/mien"))
+    assert "unknown preset 'links/mien'; expected one of links/cxl-gen5-x16, " \
+           "links/cxl-gen5-x8, links/mine, links/ornl-gen3-x16, links/pcie-gen3-x16; did " \
+           "you mean 'links/mine'?" in str(info.value)
+
+
+@pytest.mark.parametrize("name, says", [
+    ("cpu/xeon6", "unknown preset 'cpu/xeon6': models/ has no folder cpu/ (its folders: "
+                  "apps, cpus, curves, devices, links, memory); did you mean 'cpus/xeon6'? "
+                  "(looked for models/cpu/xeon6.yaml in: "),
+    ("xeon6", "unknown preset 'xeon6': models/ has no presets outside its folders (its "
+              "folders: apps, cpus, curves, devices, links, memory); did you mean "
+              "'cpus/xeon6'?")])
+def test_an_unknown_preset_folder_lists_the_folders(write, name, says):
+    with pytest.raises(InputError) as info:
+        load_topology(_mini(write, name))
+    assert says in str(info.value)
 
 
 @pytest.mark.parametrize("value", ["3", "''", "[a]"])
@@ -486,6 +535,32 @@ def test_set_names_a_list_item_by_its_name():
     assert new.data["nodes"][at]["hop_latency"] == "70 ns"
     assert new.locations[("nodes", at, "hop_latency")] == \
         Location("--set nodes[sw0].hop_latency=70 ns")
+
+
+@pytest.mark.parametrize("setting, key", [
+    ("nodes[sw0].hop_latency=-1 ns", "nodes[sw0].hop_latency"),
+    ("nodes[sw0]={name: sw0, type: switch, ports: 5, hop_latency: -1 ns}",
+     "nodes[sw0].hop_latency"),  # below the item set
+    ("nodes[2].hop_latency=-1 ns", "nodes[2].hop_latency"),  # an index stays an index
+])
+def test_an_error_names_a_list_item_as_the_set_did(setting, key):
+    """``--set nodes[sw0]...`` is reported as ``nodes[sw0]``, not by the item's index."""
+    with pytest.raises(InputError) as info:
+        validate_document(TopologySpec, apply_overrides(_doc(), [setting]))
+    assert str(info.value).startswith(f"--set {setting}: {key}: expected a time")
+
+
+@pytest.mark.parametrize("setting, message", [
+    ("topology.nodes[cxl0].capacity=-1 GiB", "topology.nodes[cxl0].capacity: expected a size"),
+    # the graph check, which reads the topology without the key's "topology."
+    ("topology.nodes[cxl1].name=cxl0", "topology.nodes[cxl1].name: duplicate node name"),
+])
+def test_an_experiments_topology_item_is_named_as_the_set_did(setting, message):
+    from cxlsim.experiments import load_experiment
+
+    with pytest.raises(InputError) as info:
+        load_experiment(SWITCH_POOL_ROUTES, [setting])
+    assert str(info.value).startswith(f"--set {setting}: {message}")
 
 
 @pytest.mark.parametrize("text, message", [

@@ -4,7 +4,9 @@ with TLB shootdowns, flushes, other calls and unexpected chunks in between."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
 
 import numpy as np
@@ -120,6 +122,24 @@ def test_an_error_ahead_is_raised_by_the_call_that_needs_it():
         with pytest.raises(IndexError, match="not mapped"):
             access_cores([a, b], [good, bad])
         assert a.complex.ahead is None
+
+
+def test_ctrl_c_or_a_stop_in_a_pass_the_caller_runs_itself_ends_the_run():
+    """Not an error of the passes run ahead (which the call would undo and run again):
+    a KeyboardInterrupt or a stop signal's SystemExit goes on up."""
+    class Record:
+        cores = [None, None]
+
+        def run(self, first: int, stop: int) -> None:
+            raise KeyboardInterrupt
+
+    ahead = object.__new__(cores_module.Lookahead)  # the helper has claimed no core yet
+    ahead.record, ahead.error, ahead._lock, ahead._next, ahead._stop = (
+        Record(), None, threading.Lock(), 0, False)
+    ahead._job = Future()
+    ahead._job.set_result(None)
+    with pytest.raises(KeyboardInterrupt):
+        ahead.finish()
 
 
 def test_a_page_on_no_node_is_an_error_in_the_shared_pass():

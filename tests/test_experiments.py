@@ -69,7 +69,7 @@ def test_to_json_turns_nan_into_null(result):
 # --------------------------------------------------------------------------- run folders
 
 def test_write_run_folder(result, tmp_path):
-    out = write_run_folder(result, tmp_path / "runs" / "r1")
+    out = write_run_folder(result, tmp_path / "runs" / "r1", report=True)
     assert out == tmp_path / "runs" / "r1"
     assert sorted(p.name for p in out.iterdir()) == [
         ".cxlsim-run", "config.resolved.yaml", "metrics.json", "report.html", "routes.parquet"]
@@ -82,8 +82,18 @@ def test_write_run_folder(result, tmp_path):
     pd.testing.assert_frame_equal(table, result.tables["routes"])
     html = (out / "report.html").read_text()
     assert html.startswith("<!DOCTYPE html>") and "switch-pool-routes" in html
+    assert "<td>31.51 GB/s</td>" in html  # the metrics in display units
     assert (out / "config.resolved.yaml").read_text() == dump_yaml(result.config)
     assert load_experiment(out / "config.resolved.yaml") == result.config
+
+
+def test_a_run_folder_has_no_report_unless_asked(result, tmp_path):
+    """report.html holds plotly.js (megabytes): written only with ``report``, and then
+    whole, for reading offline."""
+    out = write_run_folder(result, tmp_path / "r")
+    assert not (out / "report.html").exists() and (out / "metrics.json").is_file()
+    html = (write_run_folder(result, out, report=True) / "report.html").read_text()
+    assert html.count("plotly.js v") == 1 and 'src="https://cdn.plot.ly' not in html
 
 
 def test_write_run_folder_replaces_an_older_run(result, tmp_path):
@@ -102,7 +112,7 @@ def _boom(_result):
 def test_failed_write_leaves_no_folder(result, tmp_path, monkeypatch):
     monkeypatch.setattr("cxlsim.experiments.output.report_html", _boom)
     with pytest.raises(RuntimeError, match="report failed"):
-        write_run_folder(result, tmp_path / "r")
+        write_run_folder(result, tmp_path / "r", report=True)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -111,7 +121,7 @@ def test_failed_write_keeps_the_older_run(result, tmp_path, monkeypatch):
     (out / "keep.txt").write_text("old")
     monkeypatch.setattr("cxlsim.experiments.output.report_html", _boom)
     with pytest.raises(RuntimeError):
-        write_run_folder(result, out)
+        write_run_folder(result, out, report=True)
     assert [p.name for p in tmp_path.iterdir()] == ["r"]
     assert (out / "keep.txt").read_text() == "old"
 

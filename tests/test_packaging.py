@@ -100,3 +100,21 @@ def test_the_wheel_validates_and_runs_outside_the_clone(installed, tmp_path):
     assert "latency_min_ns" in run.stdout and (tmp_path / "runs" / "mine" / ".cxlsim-run").is_file()
     shipped = _run(installed, "run", "switch-pool-routes", cwd=tmp_path)
     assert shipped.returncode == 0, shipped.stderr
+
+
+def test_the_wheel_names_what_it_ships(installed, tmp_path):
+    """``--version``, ``cxlsim list`` and a shipped topology by name, from the wheel's
+    own data in a folder that is not the clone."""
+    version = _run(installed, "--version", cwd=tmp_path)
+    assert version.returncode == 0, version.stderr
+    assert version.stdout.startswith("cxlsim 0.1.0 from ") and str(installed) in version.stdout
+    listed = _run(installed, "list", "--json", cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    names = json.loads(listed.stdout)
+    for folder in ("experiments", "topologies"):
+        assert list(names[folder]) == sorted(p.stem for p in (REPO / folder).glob("*.yaml"))
+    assert "cpus/xeon6" in names["presets"] and "tpp" in names["policies"]
+    assert all(text for entries in names.values() for text in entries.values())
+    show = _run(installed, "topology", "show", "switch-pool", cwd=tmp_path)
+    assert show.returncode == 0, show.stderr
+    assert "4 host->device routes" in show.stdout

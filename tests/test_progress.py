@@ -51,3 +51,14 @@ def test_the_cli_draws_a_bar_on_a_terminal(capsys, tmp_path, monkeypatch):
     sets = [arg for kv in SMALL_BIAS for arg in ("--set", kv)]
     assert main(["run", "bias", *sets, "--out", str(tmp_path / "run")]) == 0
     assert "bias: 100%" in capsys.readouterr().err
+
+
+def test_the_bar_is_tqdms_text_bar_in_a_notebook_too():
+    """tqdm.auto would draw a widget in a notebook, which needs ipywidgets (else it warns
+    "IProgress not found"); the text bar needs nothing more."""
+    import tqdm.std
+
+    from cxlsim.experiments.progress import progress_bar
+
+    with progress_bar(False, 1, "x", "step") as bar:
+        assert type(bar) is tqdm.std.tqdm

@@ -134,6 +134,12 @@ def test_a_sweep_shows_the_steps_inside_its_points(tmp_path, capsys, jobs):
     assert "200 epochs inside points" in capsys.readouterr().err
 
 
+def test_a_run_with_progress_shows_its_trace_being_generated(tmp_path, capsys):
+    run_file(_small(tmp_path), progress=True)
+    err = capsys.readouterr().err
+    assert "small: generating hotspot" in err and "400k/400k" in err
+
+
 def test_a_quick_form_generates_the_same_real_services_page_heat():
     """A TPP service's trace is told the real footprint its run stands for (S x the
     footprint: its pages' heat is that service's); the quick form keeps it, and a file

@@ -8,6 +8,7 @@ import pytest
 from pydantic import BaseModel
 
 from conftest import REPO
+from cxlsim.cli import main
 from cxlsim.config import load_document
 from cxlsim.errors import InputError
 from cxlsim.experiments import load_experiment
@@ -112,6 +113,18 @@ def test_a_structure_with_fewer_sets_than_the_scale_becomes_one_set(tmp_path):
     full = next(a for a in Law(scale=16).cpu(CpuParams.model_validate(epyc)).tlbs[0].arrays
                 if a.page_size == 4096)
     assert (full.entries, full.ways) == (4, 4)  # 64 fully associative -> 4, still so
+
+
+def test_a_cpu_swapped_on_a_shipped_study_runs_at_its_scale():
+    """The EPYC 7452's L1 DTLB is one fully associative set of 64 entries: at scale 16
+    it is one set of 4, as exact as at scale 1."""
+    assert main(["resolve", "policy-compare", "--set", "cpu.preset=cpus/epyc-7452"]) == 0
+
+
+def test_the_way_out_of_a_scale_counts_the_sample(tmp_path):
+    with pytest.raises(InputError, match=r"to run on this CPU with sample 8: --set scale=4 "
+                                         r"\(and a trace footprint 8 times larger"):
+        _load(tmp_path, "scale=32", "sample=8")
 
 
 def test_time_scale_beside_scale_is_refused(tmp_path):

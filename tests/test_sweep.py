@@ -169,7 +169,7 @@ class _CountingExecutor(ThreadPoolExecutor):
         self.tasks: list[list[int]] = []
 
     def submit(self, fn, *args, **kwargs):
-        self.tasks.append(list(args[1]))
+        self.tasks.append(list(args[-1]))
         return super().submit(fn, *args, **kwargs)
 
 

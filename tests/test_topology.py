@@ -80,7 +80,7 @@ nodes:
   - {name: cxl0, type: cxl_device, cxl_type: 3, capacity: 1 GiB, media_latency: 80 ns}
   - {name: cxl1, type: cxl_device, cxl_type: 3, capacity: 1 GiB, media_latency: 80 ns}
 links:
-  - {from: rp0, to: sw0.up, generation: 5, width: 16}
+  - {name: up, from: rp0, to: sw0.up, generation: 5, width: 16}
   - {from: sw0.dp0, to: cxl0, generation: 5, width: 8}
   - {from: sw0.dp1, to: cxl1, generation: 5, width: 8}
 """
@@ -148,6 +148,9 @@ BAD = [
     ("bad node name", "{name: cxl1,", "{name: 1cxl,", "nodes[4].name", "1cxl",
      "expected a name of letters, digits, '_' and '-', starting with a letter or '_'; "
      "found '1cxl'"),
+    ("duplicate link name", "{from: sw0.dp1, to: cxl1,", "{name: up, from: sw0.dp1, to: cxl1,",
+     "links[2].name", "name: up, from: sw0.dp1",
+     "duplicate link name 'up' (links[0] has it); a link's name must be unique"),
 ]
 
 
@@ -203,6 +206,21 @@ def test_error_from_a_set_override_names_the_set():
         load_topology(SWITCH_POOL, ["links[1].to=cxl9"])
     assert str(info.value).startswith("--set links[1].to=cxl9: links[1].to: link to unknown "
                                       "node 'cxl9'")
+
+
+def test_a_link_is_set_by_its_name(write):
+    path = write("t.yaml", BASE)
+    topo = load_topology(path, ["links[up].width=4"])
+    assert topo.spec.links[0].name == "up" and topo.spec.links[0].width == 4
+    assert all(r.bandwidth == pytest.approx(4 * GEN5_LANE) for r in topo.routes)
+
+
+def test_an_unknown_link_name_lists_the_names(write):
+    path = write("t.yaml", BASE)
+    with pytest.raises(InputError) as info:
+        load_topology(path, ["links[down].width=4"])
+    assert str(info.value) == ("--set links[down].width=4: links: no item named 'down'; "
+                               "names: up")
 
 
 def test_spec_built_in_python_reports_key_without_file():

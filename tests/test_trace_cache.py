@@ -11,8 +11,9 @@ from cxlsim.tiered.run import survey as real_survey
 from test_trace_memory import _spec
 
 
-def _files(folder):
-    return sorted(p.name for p in folder.rglob("*") if p.is_file())
+def _traces(folder):
+    """The kept traces' folders in the cache's folder (beside its owner marker)."""
+    return [p for p in folder.iterdir() if p.is_dir()]
 
 
 def test_runs_of_one_trace_share_its_file_and_survey_with_the_same_results(tmp_path,
@@ -44,7 +45,7 @@ def test_only_the_last_few_traces_within_the_record_budget_are_kept(tmp_path, mo
         trace_cache.generated(k, 10, make, None)
     own = trace_cache._cache.folder
     assert own.name.startswith("cxlsim-traces-")
-    assert len(list(own.iterdir())) == trace_cache.CACHED_TRACES  # the oldest two gone
+    assert len(_traces(own)) == trace_cache.CACHED_TRACES  # the oldest two gone
     assert not made[0].exists() and made[-1].exists()
     trace_cache.generated(trace_cache.CACHED_TRACES + 1, 10, make, None)  # kept: not made
     assert len(made) == trace_cache.CACHED_TRACES + 2
@@ -55,7 +56,7 @@ def test_only_the_last_few_traces_within_the_record_budget_are_kept(tmp_path, mo
     assert path.parent == scratch and surveyed == [None]
     # a trace as large as the budget: every other one goes to make room, it stays
     trace_cache.generated("large", trace_cache.CACHED_RECORDS, make, None)
-    assert len(list(own.iterdir())) == 1 and made[-1].exists()
+    assert len(_traces(own)) == 1 and made[-1].exists()
     trace_cache.generated("large", trace_cache.CACHED_RECORDS, make, None)  # kept
     assert len(made) == trace_cache.CACHED_TRACES + 4  # the scratch one too
 

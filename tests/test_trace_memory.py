@@ -457,7 +457,7 @@ def test_dram_capacity_as_a_share_of_the_footprint_is_that_size(tmp_path):
 
 def test_a_capacity_share_is_refused_where_it_cannot_resolve(tmp_path):
     with pytest.raises(InputError, match=r"--set topology.nodes\[dram0\].capacity=135 %: "
-                                         r"topology.nodes\[1\].capacity: expected a "
+                                         r"topology.nodes\[dram0\].capacity: expected a "
                                          r"percentage"):
         _spec(tmp_path, overrides=["topology.nodes[dram0].capacity=135 %"])
 

@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 
 from cxlsim.errors import InputError
-from cxlsim.traces.generators import KINDS, generate
+from cxlsim.traces.generators import KINDS, generate, trace_bytes
+from cxlsim.traces.generators.base import CHUNK
 from cxlsim.traces.generators.zipf import (
     SCRAMBLED_ZETAN, ScrambledZipfian, Zipfian, fnv64, zeta)
-from cxlsim.traces.native import ANON, FILE, READ, WRITE, open_trace
+from cxlsim.traces.native import ANON, FIELD, FILE, READ, REQUIRED, WRITE, open_trace
 
 SMALL = ["footprint=4 MiB"]  # 1024 pages: quick to shuffle and to count
 
@@ -43,6 +44,17 @@ def test_same_seed_same_trace_and_common_columns(tmp_path, kind):
     assert a["thread"].tolist() == [i % 3 for i in range(5000)]
     assert meta.clock == "ns" and meta.source.startswith(f"gen {kind} --n=5000 --seed=1")
     assert meta.regions == dict(KINDS[kind].regions)
+
+
+@pytest.mark.parametrize("kind, n", [*((k, 5000) for k in KINDS), ("uniform", 2 * CHUNK + 1)])
+def test_a_generated_file_takes_at_most_what_trace_bytes_says(tmp_path, kind, n):
+    """The columns a generator declares are those it writes, and their bytes a record
+    with a few kB of the format's own are the file's size (what the room check asks)."""
+    path = generate(kind, n, 1, tmp_path / "t.arrow", _small(kind))
+    fields = open_trace(path).fields
+    assert set(fields) == {*REQUIRED, *KINDS[kind].columns}
+    values = n * sum(FIELD[f].dtype.itemsize for f in fields)
+    assert values < path.stat().st_size <= trace_bytes(kind, n) < values + 8192
 
 
 @pytest.mark.parametrize("kind", [k for k in KINDS if k not in ("sequential", "stream")])

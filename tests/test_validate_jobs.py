@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import warnings
 
 import pytest
 
 from conftest import refused
 from cxlsim.cli import main
+from cxlsim.errors import RunWarning
+from cxlsim.validation import PASS, Outcome, registered_checks
 from cxlsim.validation import run as validation_run
-from cxlsim.validation import registered_checks
 
 
 @pytest.fixture
@@ -53,3 +56,19 @@ def test_only_runs_the_checks_behind_the_named_targets(monkeypatch, capsys):
 ])
 def test_only_refuses_names_without_targets(capsys, argv, message):
     refused(capsys, ["validate", "--quick", *argv], message)
+
+
+def _idle_check(quick: bool, target: str) -> dict[str, Outcome]:
+    """A check whose run warns, as a TPP run whose policy never acted."""
+    warnings.warn(RunWarning("policy tpp never acted", "tpp-2to1"))
+    return {target: Outcome("1", PASS, "")}
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_the_checks_run_warnings_are_shown_once_with_their_count(monkeypatch, jobs):
+    """In this process or in workers: one warning after the run, not one per check."""
+    checks = [((t,), functools.partial(_idle_check, target=t)) for t in ("T7.1", "T7.2", "T7.3")]
+    monkeypatch.setattr(validation_run, "registered_checks", lambda: checks)
+    with pytest.warns(RunWarning) as caught:
+        validation_run.validate(quick=True, jobs=jobs, only=["T7.1", "T7.2", "T7.3"])
+    assert [str(w.message) for w in caught] == ["tpp-2to1: policy tpp never acted (3 times)"]

@@ -17,41 +17,65 @@ from collections.abc import Callable
 from typing import Any
 
 from cxlsim.config.presets import PRESET_KEY, expand_presets
-from cxlsim.config.source import MAX_DEPTH, Document, KeyPath, format_path, yaml_value
+from cxlsim.config.source import (MAX_DEPTH, Document, ItemName, KeyPath, format_path,
+                                  yaml_value)
 from cxlsim.errors import InputError, Location
 
 _ITEM = r"\d+|[A-Za-z_][\w.-]*"  # a list item's index or name
 _PART = re.compile(rf"([A-Za-z_][\w-]*)((?:\[(?:{_ITEM})\])*)")
 _INDEX = re.compile(rf"\[({_ITEM})\]")
-
-
-class ItemName(str):
-    """A list item named in a key path (``nodes[dram0]``): the item whose ``name`` it is."""
+#: What an override's :class:`~cxlsim.errors.Location` starts with, before its text.
+SET = "--set "
+_EXPECTED = ("expected KEY=VALUE, e.g. topology.links[0].cxl_penalty=0.75 or "
+             "links[0].width=8")
 
 
 def parse_assignment(text: str) -> tuple[KeyPath, Any]:
     """Split ``a.b[2].c=value`` into a key path and a parsed value."""
-    where = Location(f"--set {text}")
-    expected = "expected KEY=VALUE, e.g. topology.links[0].cxl_penalty=0.75 or links[0].width=8"
+    where = Location(SET + text)
     key, sep, raw = text.partition("=")
     if not sep or not key.strip():
-        raise InputError(expected, location=where)
-    path: list[str | int] = []
-    for part in key.strip().split("."):
-        match = _PART.fullmatch(part)
-        if match is None:
-            raise InputError(f"malformed key {key.strip()!r}; {expected}", location=where)
-        path.append(match.group(1))
-        path.extend(int(i) if i.isdigit() else ItemName(i)
-                    for i in _INDEX.findall(match.group(2)))
-    if len(path) > MAX_DEPTH:
-        raise InputError(f"key nested too deeply (at most {MAX_DEPTH} levels)", location=where)
+        raise InputError(_EXPECTED, location=where)
+    path = _key_path(key.strip(), where)
     try:
         value = yaml_value(raw, str(where)) if raw.strip() else ""
     except InputError as exc:  # the same limits as a file, without its line numbers
         raise InputError(f"cannot read value {raw!r} as YAML ({exc.message})",
                          location=where) from None
-    return tuple(path), value
+    return path, value
+
+
+def _key_path(key: str, where: Location) -> KeyPath:
+    """``a.b[2].c[name]`` as a key path: names, indices and :class:`ItemName` items."""
+    path: list[str | int] = []
+    for part in key.split("."):
+        match = _PART.fullmatch(part)
+        if match is None:
+            raise InputError(f"malformed key {key!r}; {_EXPECTED}", location=where)
+        path.append(match.group(1))
+        path.extend(int(i) if i.isdigit() else ItemName(i)
+                    for i in _INDEX.findall(match.group(2)))
+    if len(path) > MAX_DEPTH:
+        raise InputError(f"key nested too deeply (at most {MAX_DEPTH} levels)", location=where)
+    return tuple(path)
+
+
+def as_typed(path: KeyPath, where: Location | None) -> str:
+    """``path`` (list items by index) as the user wrote it: where ``where`` is a
+    ``--set`` that named list items (``nodes[dram0].capacity``), by those names. The
+    path may be in a part of the document the ``--set`` was applied to (its topology):
+    the key's tail that lines up with it is used."""
+    if where is None or not where.source.startswith(SET):
+        return format_path(path)
+    typed = _key_path(where.source[len(SET):].partition("=")[0].strip(), where)
+    typed = typed[:-1] if typed[-1] == PRESET_KEY else typed
+    for cut in range(len(typed)):
+        tail = typed[cut:]
+        if len(tail) <= len(path) and all(
+                t == p or (isinstance(t, ItemName) and isinstance(p, int))
+                for t, p in zip(tail, path)):
+            return format_path(tail + path[len(tail):])
+    return format_path(path)
 
 
 #: Turns a name set at a key path into the document it names (None: a plain value).
@@ -67,7 +91,7 @@ def apply_overrides(doc: Document, assignments: list[str] | tuple[str, ...],
     locations = dict(doc.locations)
     for text in assignments:
         path, value = parse_assignment(text)
-        where = Location(f"--set {text}")
+        where = Location(SET + text)
         if PRESET_KEY in path[1:-1] or path == (PRESET_KEY,):
             raise InputError("a preset's name is set as KEY.preset=NAME, for the mapping at "
                              "KEY", location=where)
@@ -91,26 +115,27 @@ def apply_overrides(doc: Document, assignments: list[str] | tuple[str, ...],
 
 def _assign(data: Any, path: KeyPath, value: Any, where: Location) -> tuple[Any, KeyPath]:
     """Set ``value`` at ``path`` in ``data``; returns the data and the path with its
-    item names as indices."""
+    item names as indices (errors name the path as typed)."""
     if not isinstance(data, dict):
         raise InputError("the file does not hold a mapping at its top level", location=where)
     node: Any = data
-    path = list(path)
+    typed, path = path, list(path)
     for depth, part in enumerate(path):
         if isinstance(part, ItemName):
-            path[depth] = _named(node, part, where, tuple(path[:depth]))
+            path[depth] = _named(node, part, where, typed[:depth])
         if depth == len(path) - 1:
             break
         nxt = path[depth + 1]
         node = _step(node, path[depth], create=list if isinstance(nxt, (int, ItemName))
-                     else dict, where=where, so_far=tuple(path[:depth + 1]))
+                     else dict, where=where, so_far=typed[:depth + 1])
     path = tuple(path)
     last = path[-1]
     if isinstance(last, int):
         if not isinstance(node, list) or not -len(node) <= last < len(node):
-            raise InputError(f"{format_path(path)}: no list item {last} to set", location=where)
+            raise InputError(f"{format_path(typed)}: no list item {last} to set",
+                             location=where)
     elif not isinstance(node, dict):
-        raise InputError(f"{format_path(path[:-1])} is not a mapping", location=where)
+        raise InputError(f"{format_path(typed[:-1])} is not a mapping", location=where)
     node[last] = value
     return data, path
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from cxlsim.config.source import (MAX_DEPTH, TOML_SUFFIXES, YAML_SUFFIXES, Document,
                                   KeyPath, format_path, load_file)
-from cxlsim.errors import InputError, shown
+from cxlsim.errors import InputError, did_you_mean, shown, unknown
 from cxlsim.resources import bundled
 
 PRESET_KEY = "preset"
@@ -39,6 +39,32 @@ def find_preset(name: str, near: str) -> Path:
                 return candidate
         tried.append(str(models))
     raise KeyError(tried)
+
+
+def preset_files(models: Path, folder: str = "") -> dict[str, Path]:
+    """The preset files under ``models/FOLDER`` (every one for ``""``) by the name a file
+    gives them (``cpus/xeon6``), sorted."""
+    base = models / folder
+    found = {p.relative_to(models).with_suffix("").as_posix(): p for p in base.rglob("*")
+             if p.suffix in YAML_SUFFIXES + TOML_SUFFIXES and p.is_file()} \
+        if base.is_dir() else {}
+    return dict(sorted(found.items()))
+
+
+def _unknown_preset(name: str, searched: list[Path]) -> str:
+    """Why preset ``name`` was not found in the ``models/`` folders ``searched``: the
+    presets of its folder, or the folders there are, and the closest name."""
+    folder = name.rpartition("/")[0]
+    where = f"looked for models/{name}.yaml in: {', '.join(map(str, searched))}" \
+        if searched else "no models/ folder found"
+    every = sorted({n for models in searched for n in preset_files(models)})
+    beside = [n for n in every if n.rpartition("/")[0] == folder]
+    if beside:
+        return f"{unknown('preset', name, beside)} ({where})"
+    folders = sorted({n.rpartition("/")[0] for n in every} - {""})
+    has = f"no folder {folder}/" if folder else "no presets outside its folders"
+    return (f"unknown preset {name!r}: models/ has {has} (its folders: "
+            f"{', '.join(folders) or 'none'}){did_you_mean(name, every)} ({where})")
 
 
 def expand_presets(doc: Document, chain: tuple[str, ...] = (), depth: int = 0) -> Document:
@@ -78,8 +104,7 @@ def _expand(value: Any, path: KeyPath, doc: Document, locations: dict,
     try:
         preset_file = find_preset(name, doc.source)
     except KeyError as exc:
-        searched = ", ".join(exc.args[0]) or "no models/ folder found"
-        raise InputError(f"unknown preset {name!r} (looked for models/{name}.yaml in: {searched})",
+        raise InputError(_unknown_preset(name, [Path(p) for p in exc.args[0]]),
                          location=where, key=key) from None
     if str(preset_file) in chain:
         raise InputError(f"preset {name!r} refers back to itself", location=where, key=key)

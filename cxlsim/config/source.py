@@ -25,6 +25,11 @@ else:  # pragma: no cover - exercised only on Python 3.10
 
 KeyPath = tuple[str | int, ...]
 
+
+class ItemName(str):
+    """A list item named in a key path (``nodes[dram0]``): the item whose ``name`` it is."""
+
+
 YAML_SUFFIXES = (".yaml", ".yml")
 TOML_SUFFIXES = (".toml",)
 
@@ -75,10 +80,11 @@ class Document:
 
 
 def format_path(path: KeyPath) -> str:
-    """Render a key path the way users write it in ``--set``: ``links[2].latency``."""
+    """Render a key path the way users write it in ``--set``: ``links[2].latency``,
+    ``nodes[dram0].capacity``."""
     out = ""
     for part in path:
-        if isinstance(part, int):
+        if isinstance(part, (int, ItemName)):
             out += f"[{part}]"
         else:
             out += f".{part}" if out else str(part)
@@ -86,7 +92,8 @@ def format_path(path: KeyPath) -> str:
 
 
 def load_file(path: str | Path) -> Document:
-    """Load a YAML or TOML file (chosen by extension) into a :class:`Document`."""
+    """Load a YAML or TOML file (chosen by extension) into a :class:`Document`; a file
+    without keys (empty, only comments) is an :class:`InputError`."""
     path = Path(path)
     source = str(path)
     try:
@@ -102,11 +109,15 @@ def load_file(path: str | Path) -> Document:
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read file: {exc}", location=source) from None
     if suffix in YAML_SUFFIXES:
-        return parse_yaml(text, source)
-    if suffix in TOML_SUFFIXES:
-        return parse_toml(text, source)
-    raise InputError(f"unknown file type {suffix!r}; expected .yaml, .yml or .toml",
-                     location=source)
+        doc = parse_yaml(text, source)
+    elif suffix in TOML_SUFFIXES:
+        doc = parse_toml(text, source)
+    else:
+        raise InputError(f"unknown file type {suffix!r}; expected .yaml, .yml or .toml",
+                         location=source)
+    if doc.data == {}:  # no experiment, topology or preset is nothing at all
+        raise InputError("the file is empty: it holds no keys", location=source)
+    return doc
 
 
 def parse_toml(text: str, source: str) -> Document:

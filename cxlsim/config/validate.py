@@ -16,7 +16,8 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from cxlsim.config.base import ProblemAt
-from cxlsim.config.source import Document, KeyPath, format_path
+from cxlsim.config.overrides import as_typed
+from cxlsim.config.source import Document, KeyPath
 from cxlsim.errors import InputError, did_you_mean, shown
 from cxlsim.units import USER_INPUT
 
@@ -112,8 +113,9 @@ def _join_alternatives(problems: list[InputError]) -> list[InputError]:
 
 def _problem(model: type[BaseModel], doc: Document, err: dict, path: KeyPath,
              meant: str | None) -> InputError:
+    where = doc.locate(path)
     return InputError(_message(model, tuple(err["loc"]), path, err, meant),
-                      location=doc.locate(path), key=format_path(path) or None)
+                      location=where, key=as_typed(path, where) or None)
 
 
 def _path(doc: Document, err: dict) -> KeyPath:

@@ -7,27 +7,18 @@ from pathlib import Path
 
 from cxlsim.config import apply_overrides, expand_presets, load_file, validate_document
 from cxlsim.config.source import Document
-from cxlsim.errors import InputError, Location, did_you_mean
+from cxlsim.errors import InputError, Location
 from cxlsim.experiments.kinds import kind_modules
 from cxlsim.experiments.spec import ExperimentSpec, experiment_kind
 from cxlsim.memory.curvefile import curve_document
-from cxlsim.resources import bundled_file, is_file, shipped
+from cxlsim.resources import bundled_file, file_or_shipped, is_file, shipped
 from cxlsim.topology.graph import build_graph, graph_problems
 
 
 def experiment_file(name: str | Path) -> Path:
     """The experiment file ``name`` names: itself if it is a file, else the experiment
     shipped with cxlsim of that name (``ornl-transfer``), for the CLI and Python alike."""
-    path = Path(name)
-    if is_file(path):
-        return path
-    found = bundled_file("experiments", str(name))
-    if found is None:
-        names = shipped("experiments")
-        raise InputError(f"no such file, nor an experiment shipped with cxlsim"
-                         f"{did_you_mean(name, names)} "
-                         f"(shipped: {', '.join(names)})", location=str(name))
-    return found
+    return file_or_shipped("experiments", name)
 
 
 def load_experiment(path: str | Path, overrides: list[str] | tuple[str, ...] = ()

@@ -1,4 +1,5 @@
-"""Write a run folder: resolved config, metrics, Parquet tables and an HTML report.
+"""Write a run folder: resolved config, metrics, Parquet tables and, when asked, an HTML
+report (``report.html``: the figures with plotly.js inside, about 5 MB, so not by default).
 
 Everything is written to a temporary folder beside the target and renamed into place
 at the end, so an interrupted or failed run never leaves a half-written folder.
@@ -69,8 +70,9 @@ def next_free(base: Path) -> Path:
     return out
 
 
-def write_run_folder(result: RunResult, out: str | Path) -> Path:
-    """Write ``result`` to folder ``out``, replacing a previous run there; return it."""
+def write_run_folder(result: RunResult, out: str | Path, report: bool = False) -> Path:
+    """Write ``result`` to folder ``out`` (with ``report``: its ``report.html`` too),
+    replacing a previous run there; return it."""
     out = check_out(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
@@ -86,7 +88,8 @@ def write_run_folder(result: RunResult, out: str | Path) -> Path:
                        indent=2), encoding="utf-8")
         for name, table in result.tables.items():
             table.to_parquet(tmp / f"{name}.parquet", index=False)
-        (tmp / "report.html").write_text(report_html(result), encoding="utf-8")
+        if report:
+            (tmp / "report.html").write_text(report_html(result), encoding="utf-8")
         if out.exists():  # check_out vouched: a previous run folder, or empty
             old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
             out.rename(old / out.name)

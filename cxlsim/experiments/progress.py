@@ -7,6 +7,8 @@ a curve), never per simulated event; a bar redraws at most :data:`REDRAW` times 
 A bar not asked for is tqdm's disabled one, whose updates do nothing -- except in a
 sweep's points while the sweep shows progress: there they add to a counter the sweep
 shares with its workers (:func:`count_into`), which its bar shows beside the points.
+The bar is tqdm's text bar everywhere, a notebook included (whose widget bar would need
+ipywidgets).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
-from tqdm.auto import tqdm
+from tqdm.std import tqdm
 
 #: Redraws of a bar per second, at most.
 REDRAW = 2

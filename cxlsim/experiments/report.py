@@ -1,9 +1,11 @@
-"""The self-contained ``report.html`` of a run: metrics, figures, tables."""
+"""The self-contained ``report.html`` of a run (``cxlsim run --report``): metrics, in
+display units, figures and tables."""
 
 from __future__ import annotations
 
 import html
 
+from cxlsim.experiments.display import metric_text
 from cxlsim.experiments.result import RunResult
 
 _STYLE = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;color:#222}"
@@ -18,7 +20,7 @@ def report_html(result: RunResult, max_rows: int = 200) -> str:
              f"</title><style>{_STYLE}</style></head><body>",
              f"<h1>{html.escape(result.experiment)}</h1><p>{html.escape(desc)}</p>",
              "<h2>Metrics</h2><table>"]
-    parts += [f"<tr><th>{html.escape(k)}</th><td>{html.escape(_fmt(v))}</td></tr>"
+    parts += [f"<tr><th>{html.escape(k)}</th><td>{html.escape(metric_text(k, v))}</td></tr>"
               for k, v in result.metrics.items()]
     parts.append("</table>")
     for i, (name, fig) in enumerate(result.figures.items()):
@@ -30,7 +32,3 @@ def report_html(result: RunResult, max_rows: int = 200) -> str:
         parts.append(table.head(max_rows).to_html(index=False, float_format=lambda x: f"{x:.6g}"))
     parts.append("</body></html>")
     return "\n".join(parts)
-
-
-def _fmt(value: object) -> str:
-    return f"{value:.6g}" if isinstance(value, float) else str(value)

@@ -125,9 +125,10 @@ class ExperimentSpec(StrictModel):
         config gives this run's metrics."""
         return None
 
-    def prepare(self) -> None:
+    def prepare(self, progress: bool = False) -> None:
         """Make the :meth:`shared_input` now, so that workers forked afterwards inherit it
-        instead of each making it again (a sweep calls this once before forking)."""
+        instead of each making it again (a sweep calls this once before forking);
+        ``progress``: a bar of its making."""
 
     def coarser(self) -> QuickForm:
         """This study's quick form (:mod:`..quick`); by default it has none (it runs as

@@ -40,6 +40,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
+from cxlsim import scratch, signals
 from cxlsim.config import load_document, parse_assignment
 from cxlsim.errors import InputError, Location
 from cxlsim.experiments.kinds import kind_modules
@@ -49,6 +50,7 @@ from cxlsim.experiments.progress import REDRAW, count_into, progress_bar
 from cxlsim.experiments.quick import quick_overrides
 from cxlsim.experiments.result import RunResult
 from cxlsim.experiments.spec import Baseline, ExperimentSpec
+from cxlsim.runwarnings import Tally, counted, once_each
 from cxlsim.units import format_size, parse_quantity
 
 POINTS_MARKER = ".cxlsim-points"
@@ -59,7 +61,8 @@ _DASK_EXTRA = "the dask executor needs the optional extra: pip install 'cxlsim[d
 
 def run_file(path: str | Path, overrides: Sequence[str] = (), progress: bool = False,
              jobs: int | None = None, executor: str | Executor | None = None,
-             out: str | Path | None = None, quick: bool = False) -> RunResult:
+             out: str | Path | None = None, quick: bool = False, report: bool = False
+             ) -> RunResult:
     """Load and run an experiment file, or a shipped one by name (every sweep point if it
     has a ``sweep``); ``quick``: its quick form (:mod:`.quick`, what it changes printed
     on stderr).
@@ -67,7 +70,8 @@ def run_file(path: str | Path, overrides: Sequence[str] = (), progress: bool = F
     ``jobs`` worker processes (default ``sweep.jobs``, else the CPU count; 1 runs in
     this process); ``executor`` is ``"local"`` (default), ``"dask://HOST:PORT"`` or any
     :class:`concurrent.futures.Executor`. With ``out`` the run folder is written there
-    and sweep points are saved as they finish, and resumed on a re-run. ``progress``
+    (with ``report``: its ``report.html`` too) and sweep points are saved as they
+    finish, and resumed on a re-run. ``progress``
     draws a bar on stderr (:mod:`cxlsim.experiments.progress`): per sweep point, else at
     the run's own steps.
     """
@@ -80,12 +84,13 @@ def run_file(path: str | Path, overrides: Sequence[str] = (), progress: bool = F
     if quick:
         overrides += tuple(quick_overrides(spec))
         spec = load_experiment(path, overrides)
-    if spec.sweep is None:
-        result = spec.run(progress=progress)
-    else:
-        result = _sweep(spec, path, overrides, progress, jobs, executor, out)
+    with once_each() as warned:  # each run warning once, after the progress bar
+        if spec.sweep is None:
+            result = spec.run(progress=progress)
+        else:
+            result = _sweep(spec, path, overrides, progress, jobs, executor, out, warned)
     if out is not None:
-        write_run_folder(result, out)
+        write_run_folder(result, out, report)
         if spec.sweep is not None:
             stage_dir(out).rename(out / "points")
     return result
@@ -98,8 +103,10 @@ def sweep_points(spec: ExperimentSpec) -> list[dict[str, Any]]:
 
 
 def _sweep(spec: ExperimentSpec, path: Path, overrides: tuple[str, ...], progress: bool,
-           jobs: int | None, executor: str | Executor | None, out: Path | None) -> RunResult:
-    """Validate every point, reuse saved rows, run the rest, collect the table."""
+           jobs: int | None, executor: str | Executor | None, out: Path | None,
+           warned: Tally) -> RunResult:
+    """Validate every point, reuse saved rows, run the rest, collect the table (the run
+    warnings of points run in workers added to ``warned``)."""
     points = sweep_points(spec)
     specs = [_load_point(path, overrides, i, point) for i, point in enumerate(points)]
     swept, ticks = swept_cells(spec.sweep.grid, points, specs)
@@ -123,7 +130,7 @@ def _sweep(spec: ExperimentSpec, path: Path, overrides: tuple[str, ...], progres
             bar.update()
 
     workers = min(jobs or spec.sweep.jobs or os.cpu_count() or 1, len(todo))
-    _prepare([specs[i] for i in todo], executor, workers)
+    _prepare([specs[i] for i in todo], executor, workers, progress)
     counter = _step_counter(progress, executor)
     with open_executor(executor, workers, counter) as pool, \
             progress_bar(progress, len(points), spec.name, "point", initial=len(rows)) as bar, \
@@ -132,11 +139,13 @@ def _sweep(spec: ExperimentSpec, path: Path, overrides: tuple[str, ...], progres
             for i in todo:
                 computed(i, _run_point(specs[i], i))
         else:
-            futures = {pool.submit(_run_points, [specs[i] for i in batch], batch): batch
-                       for batch in batches(todo, workers)}
+            futures = {pool.submit(counted, _run_points, [specs[i] for i in batch], batch):
+                       batch for batch in batches(todo, workers)}
             try:
                 for fut in as_completed(futures):
-                    for i, metrics in zip(futures[fut], fut.result()):
+                    rows_of_batch, tally = fut.result()
+                    warned.merge(tally)
+                    for i, metrics in zip(futures[fut], rows_of_batch):
                         computed(i, metrics)
             except BaseException:
                 for fut in futures:
@@ -163,14 +172,14 @@ def _twins(specs: list[ExperimentSpec], todo: list[int]) -> dict[int, list[int]]
 
 
 def _prepare(specs: list[ExperimentSpec], executor: str | Executor | None,
-             workers: int) -> None:
+             workers: int, progress: bool) -> None:
     """Make once, here, the input every point shares (a policy study's trace: ~20 s and
     6.6 GB to write) when the points run in workers forked from this process, which
     inherit it, instead of each worker making its own copy at the same time."""
     keys = {s.shared_input() for s in specs}
     if (len(keys) == 1 and None not in keys and workers > 1 and executor in (None, "local")
             and _worker_context().get_start_method() == "fork"):
-        specs[0].prepare()
+        specs[0].prepare(progress)
 
 
 def _compare(table: pd.DataFrame, points: list[dict[str, Any]], baseline: Baseline) -> None:
@@ -204,8 +213,13 @@ def batches(points: list[int], workers: int) -> list[list[int]]:
 
 
 def _run_points(specs: list[ExperimentSpec], points: list[int]) -> list[dict[str, Any]]:
-    """Worker: run several points in turn (one task, one round trip)."""
-    return [_run_point(spec, i) for spec, i in zip(specs, points)]
+    """Worker: run several points in turn (one task, one round trip); none once a
+    signal stopped this worker (the tasks queued for it end at once)."""
+    out = []
+    for spec, i in zip(specs, points):
+        signals.check()
+        out.append(_run_point(spec, i))
+    return out
 
 
 def _run_point(spec: ExperimentSpec, point: int) -> dict[str, Any]:
@@ -413,7 +427,7 @@ def _step_counter(progress: bool, executor: str | Executor | None) -> Any:
 
 @contextmanager
 def _showing_steps(bar: Any, counter: Any, unit: str) -> Iterator[None]:
-    """While the block runs, the steps (``unit``\ s) done inside points (``counter``)
+    """While the block runs, the steps (in ``unit``) done inside points (``counter``)
     beside the points on ``bar``, redrawn by a thread of this process."""
     if counter is None:
         yield
@@ -505,10 +519,12 @@ def _start_worker(parent: int, jobs: int, counter: Any = None) -> None:
 
 def _exit_with_parent(parent: int, poll: float = 0.5) -> None:
     """Worker initializer: end this worker once its parent is gone (e.g. killed by
-    SIGKILL, which gives the pool no chance to stop its workers)."""
+    SIGKILL, which gives the pool no chance to stop its workers), with the temporary
+    folders it made."""
     def watch() -> None:  # the parent is not ours to wait for: a forkserver forked us
         while _alive(parent):
             time.sleep(poll)
+        scratch.remove_own()
         os._exit(1)
 
     threading.Thread(target=watch, name="cxlsim-parent-watch", daemon=True).start()

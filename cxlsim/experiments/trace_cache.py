@@ -5,8 +5,9 @@ a policy comparison, validate's T6 families, a sweep's points in one worker -- r
 file and share its survey (the first pass) instead of generating and hashing it again.
 The last :data:`CACHED_TRACES` traces are kept, as long as they hold at most
 :data:`CACHED_RECORDS` records together (a policy study's 2.5·10^8-record trace, ~6.6 GB,
-is generated once per process, not once per point), in a folder of the system's temporary directory that this
-process made and removes when it exits. A worker forked from this process reads the
+is generated once per process, not once per point), in a folder of the temporary folder
+that this process made and removes when it exits (:mod:`cxlsim.scratch`, which also
+removes what a killed process left). A worker forked from this process reads the
 traces kept when it was forked (a sweep makes its shared trace before forking its
 workers, :meth:`..spec.ExperimentSpec.prepare`) and never removes them; what it makes
 itself goes in a folder of its own. A shared
@@ -21,11 +22,12 @@ import shutil
 import tempfile
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from multiprocessing.util import Finalize
 from pathlib import Path
 from typing import Any
 
-#: Most records kept at once (~27 B a record on disk: 14 GB).
+from cxlsim import scratch
+
+#: Most records kept at once (25-28 B a record on disk, generators.trace_bytes: 13-15 GB).
 CACHED_RECORDS = 1 << 29
 #: Traces kept at once.
 CACHED_TRACES = 4
@@ -44,10 +46,7 @@ class _Cache:
 
     def own_folder(self) -> Path:
         if self.folder is None:
-            self.folder = Path(tempfile.mkdtemp(prefix="cxlsim-traces-"))
-            # at exit, in the main process and in pool workers alike (atexit does not
-            # run in multiprocessing's children)
-            Finalize(self, shutil.rmtree, args=(str(self.folder), True), exitpriority=0)
+            self.folder = scratch.make("cxlsim-traces-")
         return self.folder
 
 
@@ -85,7 +84,12 @@ def generated(key: Hashable, records: int, make: Callable[[Path], Path],
         # the folder mkdtemp made below, whatever path ``make`` returned
         shutil.rmtree(_cache.made.pop(old), ignore_errors=True)
     folder = Path(tempfile.mkdtemp(dir=_cache.own_folder()))
+    try:
+        path = make(folder)
+    except BaseException:  # refused, failed or stopped: nothing half made stays
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
     _cache.made[key] = folder
     _cache.records[key] = records
-    _cache.kept[key] = (make(folder), [None])
+    _cache.kept[key] = (path, [None])
     return _cache.kept[key]

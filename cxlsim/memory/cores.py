@@ -294,7 +294,7 @@ class Lookahead:
         while self.error is None and (c := self._claim()) is not None:
             try:
                 self.record.run(c, c + 1)
-            except BaseException as exc:
+            except Exception as exc:  # not Ctrl-C or a stop signal: those end the run
                 self.error = exc
         self._job.result()
         if self.error is not None or (self.flushed and not all(self.was_flushed)):

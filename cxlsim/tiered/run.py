@@ -377,6 +377,9 @@ class _Run:
         row["pingpong"], self.bounces = placement.pingpongs - self.bounces, placement.pingpongs
         self.last = now
         row["end_ns"] = self.sim.env.now
+        # the policies' clocks so far: a judged window counts the periods it covers
+        row["numa_scan_passes"] = self.hints.passes if self.hints is not None else 0
+        row["damon_aggregations"] = self.result.aggregations
         self.result.epochs.append(row)
         self.result.accesses += accesses
 

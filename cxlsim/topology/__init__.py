@@ -1,6 +1,6 @@
 """Topologies: the file schema, the checked networkx graph, and routes.
 
->>> topo = load_topology("topologies/switch-pool.yaml")   # doctest: +SKIP
+>>> topo = load_topology("switch-pool")   # a shipped one by name, or a file  # doctest: +SKIP
 >>> [(r.device, r.latency) for r in topo.routes]           # doctest: +SKIP
 """
 
@@ -13,6 +13,7 @@ import networkx as nx
 
 from cxlsim.config import load_document, validate_document
 from cxlsim.errors import InputError
+from cxlsim.resources import file_or_shipped
 from cxlsim.topology.graph import Route, build_graph, graph_problems, routes
 from cxlsim.topology.schema import DEVICE_TYPES, LinkSpec, TopologySpec
 
@@ -37,7 +38,9 @@ class Topology:
 
 
 def load_topology(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> Topology:
-    """Load, validate and check a topology file; errors name file, line and key."""
+    """Load, validate and check a topology file, or the topology shipped with cxlsim of
+    that name (``switch-pool``); errors name file, line and key."""
+    path = file_or_shipped("topologies", path)
     doc = load_document(path, overrides)
     try:
         spec = validate_document(TopologySpec, doc)

@@ -15,7 +15,8 @@ from typing import Any
 import networkx as nx
 from pydantic import TypeAdapter, ValidationError
 
-from cxlsim.config.source import Document, KeyPath, format_path
+from cxlsim.config.overrides import as_typed
+from cxlsim.config.source import Document, KeyPath
 from cxlsim.errors import InputError
 from cxlsim.link.tlp import cachemem_bandwidth
 from cxlsim.topology.schema import (DEVICE_TYPES, LinkSpec, NodeSpec, TopologySpec,
@@ -60,7 +61,7 @@ class _Checker:
 
     def fail(self, message: str, path: KeyPath, *involved: str) -> None:
         where = self.doc.locate(path) if self.doc is not None else None
-        self.problems.append(InputError(message, location=where, key=format_path(path)))
+        self.problems.append(InputError(message, location=where, key=as_typed(path, where)))
         self.explained.update(involved)
 
     def raise_all(self) -> None:
@@ -166,7 +167,13 @@ def _add_links(nodes: list[tuple[int, NodeSpec]], links: list[_Link], graph: nx.
                check: _Checker) -> None:
     used: dict[tuple[str, str], int] = {}
     per_node: dict[str, int] = {}
+    named: dict[str, int] = {}  # a link's name -> the first link of that name
     for i, src, dst, link in links:
+        if link is not None and link.name is not None:
+            if link.name in named:
+                check.fail(f"duplicate link name {link.name!r} (links[{named[link.name]}] "
+                           "has it); a link's name must be unique", ("links", i, "name"))
+            named.setdefault(link.name, i)
         ends = [_endpoint(graph, check, used, i, key, endpoint)
                 for key, endpoint in (("from", src), ("to", dst))]
         if None in ends:

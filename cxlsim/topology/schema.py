@@ -161,7 +161,9 @@ DEVICE_TYPES = ("cxl_device", "accelerator", "pcie_device")
 class LinkSpec(LinkParams):
     """A link between two endpoints, ``node`` or ``node.port``."""
 
-    name: Name | None = Field(None, description="optional link name")
+    name: Name | None = Field(None, description=(
+        "optional name, unique among the links: --set addresses the link as "
+        "links[NAME] as well as links[N]"))
     src: Endpoint = Field(alias="from", description="upstream endpoint: node or node.port")
     dst: Endpoint = Field(alias="to", description="downstream endpoint: node or node.port")
 

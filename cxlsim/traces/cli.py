@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cxlsim import scratch
 from cxlsim.errors import InputError
 
 if TYPE_CHECKING:
@@ -190,12 +190,11 @@ def _cmd_convert(args: argparse.Namespace) -> int:
         return 0
     if args.source == NATIVE:
         export_trace(args.input, args.output, args.target, args.options)
-    else:  # tool -> native (in a temporary folder beside OUT) -> tool
-        folder = Path(args.output).parent
-        if not folder.is_dir():
+    else:  # tool -> native (in a folder of the temporary folder) -> tool
+        if not Path(args.output).parent.is_dir():
             raise InputError("cannot write: the folder does not exist", location=args.output)
-        with tempfile.TemporaryDirectory(dir=folder) as tmp:
-            native = Path(tmp) / "trace.arrow"
+        with scratch.temporary("cxlsim-convert-") as tmp:
+            native = tmp / "trace.arrow"
             import_trace(args.input, native, args.source, args.options, args.skip_bad)
             export_trace(native, args.output, args.target)
     print(f"wrote {args.output} ({args.target})", file=sys.stderr)
@@ -212,7 +211,7 @@ def _cmd_gen(args: argparse.Namespace) -> int:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    from cxlsim.traces.formats import FORMATS
+    from cxlsim.traces.formats import FORMATS, described
     from cxlsim.traces.generators import KINDS
     from cxlsim.traces.generators.base import TIMING
 
@@ -222,11 +221,10 @@ def _cmd_list(args: argparse.Namespace) -> int:
                 print(f"      {key + '=' + param.default:<26} {param.doc}")
 
     print("Formats (cxlsim trace convert IN OUT --from FORMAT [--to FORMAT] [--option K=V]):")
-    print(f"  {NATIVE:<14} cxlsim's own (Arrow IPC file); read and written")
-    for name, fmt in FORMATS.items():
-        direction = "read and written" if fmt.write else "read"
-        print(f"  {name:<14} {fmt.doc}; {direction}; holds {', '.join(fmt.fields)}")
-        params(dict(fmt.options))
+    for name, text in described().items():  # native first
+        fmt = FORMATS.get(name)
+        print(f"  {name:<14} {text}" + (f"; holds {', '.join(fmt.fields)}" if fmt else ""))
+        params(dict(fmt.options) if fmt else {})
     print("\nGenerators (cxlsim trace gen KIND --n N --seed S [--param K=V] OUT); all take:")
     params(TIMING)
     for name, kind in KINDS.items():

@@ -38,6 +38,10 @@ READ, WRITE = 0, 1            # ``op`` codes
 #: Records per chunk (Arrow record batch) in files cxlsim writes: 25 MiB of columns.
 CHUNK_RECORDS = 1 << 20
 
+#: Bytes a file takes beyond its columns' values, at most: its schema and footer (about
+#: 1.2 kB), and each chunk's header and padding (0.2-0.6 kB; measured with every column).
+_FILE_EXTRA, _CHUNK_EXTRA = 4096, 1024
+
 #: What the ``time`` column counts.
 CLOCKS = {
     "ns": "nanoseconds since the start of the trace",
@@ -88,6 +92,13 @@ class TraceMeta:
         return json.dumps({"format": _FORMAT, "version": _VERSION, "clock": self.clock,
                            "regions": {str(k): v for k, v in sorted(self.regions.items())},
                            "source": self.source}).encode()
+
+
+def file_bytes(names: Iterable[str], records: int) -> int:
+    """Bytes on disk of a native file of ``records`` records with columns ``names``
+    written by :class:`TraceWriter`, at most (a few kB over the values)."""
+    per_record = sum(FIELD[n].dtype.itemsize for n in names)
+    return records * per_record + _FILE_EXTRA + -(-records // CHUNK_RECORDS) * _CHUNK_EXTRA
 
 
 def _schema(names: Iterable[str], meta: TraceMeta) -> pa.Schema:

@@ -60,20 +60,28 @@ def validate(quick: bool = False, progress: bool = False, jobs: int = 1,
     checks behind those targets and returns their rows."""
     from cxlsim.experiments.progress import progress_bar
     from cxlsim.experiments.sweep import open_executor
+    from cxlsim.runwarnings import counted, once_each
 
     wanted = None if only is None else selected(only)
     outcomes: dict[str, Outcome] = {}
     checks = [(ids, fn) for ids, fn in registered_checks()
               if wanted is None or wanted & set(ids)]
     # the workers first: a fork copies this process only while no other thread (tqdm's
-    # monitor) runs, else they start from a forkserver (0.8 s more)
-    with open_executor("local", min(jobs, len(checks))) as pool, \
+    # monitor) runs, else they start from a forkserver (0.8 s more); run warnings are
+    # shown once each, with a count, after the bar
+    with once_each() as warned, open_executor("local", min(jobs, len(checks))) as pool, \
             progress_bar(progress, len(checks), "validate", "check") as bar:
         if pool is None:
             done: Iterable = ((ids, fn, fn(quick)) for ids, fn in checks)
         else:
-            futures = {pool.submit(fn, quick): (ids, fn) for ids, fn in checks}
-            done = ((*futures[f], f.result()) for f in as_completed(futures))
+            futures = {pool.submit(counted, fn, quick): (ids, fn) for ids, fn in checks}
+
+            def outcomes_of(future):
+                results, tally = future.result()
+                warned.merge(tally)
+                return results
+
+            done = ((*futures[f], outcomes_of(f)) for f in as_completed(futures))
         for ids, fn, results in done:
             missing = set(ids) - set(results)
             if missing:

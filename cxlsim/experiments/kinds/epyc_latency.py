@@ -87,8 +87,8 @@ class EpycLatencyExperiment(ExperimentSpec):
         laps = dict(warmup_laps=self.warmup_laps, loads=self.loads)
         rows = []
         # a point's laps over its block take time in proportion to the block
-        with progress_bar(progress, len(self.page_sizes) * sum(self.blocks), self.name, self.step_unit,
-                          unit_scale=True) as bar:
+        with progress_bar(progress, len(self.page_sizes) * sum(self.blocks), self.name,
+                          self.step_unit, unit_scale=True) as bar:
             for page_size in self.page_sizes:
                 for block in steps(bar, self.blocks, weight=lambda b: b):
                     chase = pointer_chase(self.cpu, block, page_size, rng=rng, **laps)

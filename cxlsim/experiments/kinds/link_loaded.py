@@ -58,7 +58,8 @@ class LinkLoadedExperiment(ExperimentSpec):
     def run(self, progress: bool = False, point: int = 0) -> RunResult:
         rows = []
         curves = list(itertools.product(self.flit_modes, self.widths, self.read_fractions))
-        with progress_bar(progress, len(curves) * len(self.loads), self.name, self.step_unit) as bar:
+        with progress_bar(progress, len(curves) * len(self.loads), self.name,
+                          self.step_unit) as bar:
             for mode, width, reads in curves:
                 for i, load in steps(bar, enumerate(self.loads)):
                     rows.append(self._point(mode, width, reads, load, point * 1000 + i))

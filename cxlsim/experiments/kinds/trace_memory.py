@@ -20,7 +20,6 @@ node's traffic share (``traffic_share_NODE``) and pages migrated per simulated s
 from __future__ import annotations
 
 import json
-import tempfile
 import warnings
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import ExitStack
@@ -30,8 +29,11 @@ from typing import Annotated, Any, ClassVar
 import numpy as np
 import pandas as pd
 import plotly.express as px
-from pydantic import Field, PrivateAttr, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import (Field, PrivateAttr, SerializationInfo, SerializerFunctionWrapHandler,
+                      ValidationError, ValidationInfo, field_validator, model_serializer,
+                      model_validator)
 
+from cxlsim import scratch
 from cxlsim.config.base import ProblemAt, StrictModel, scales
 from cxlsim.config.validate import problem_in
 from cxlsim.errors import InputError, RunWarning, shown, unknown
@@ -56,10 +58,10 @@ from cxlsim.tiered.policies import POLICIES, Policy
 from cxlsim.tiered.policies.damon import check_attrs
 from cxlsim.tiered.run import LOSSES, VMSTAT, Survey, simulate, survey
 from cxlsim.traces import generate, open_trace
-from cxlsim.traces.generators import KINDS
+from cxlsim.traces.generators import KINDS, trace_bytes
 from cxlsim.traces.params import parse_param
-from cxlsim.units import (Bandwidth, KernelMs, Percent, Size, Time, format_size, format_time,
-                          parse_percent, shown_in)
+from cxlsim.units import (Bandwidth, KernelMs, Percent, Size, Time, format_percent, format_size,
+                          format_time, parse_percent, shown_in)
 
 #: The trace columns the run reads (and ``page_type`` when the trace has it).
 COLUMNS = ["addr", "op", "thread"]
@@ -181,7 +183,7 @@ class TraceMemoryExperiment(MemoryExperiment):
         "a native trace file (path relative to this file) or {generate: KIND, n: N, ...}"))
     policy: str = Field("static", description=(
         "placement policy: " + ", ".join(POLICIES) + "; or {name: NAME, tunable: value, "
-        "...} with the policy's tunables (cxlsim describe lists them)"))
+        "...} with the policy's tunables (cxlsim schema POLICY lists them)"))
     policy_params: dict[str, Any] = Field(default_factory=dict, description=(
         "the policy's tunables (what a mapping under policy: holds besides its name)"))
     mempolicy: MemPolicy = Field(default_factory=MemPolicy, description=(
@@ -289,7 +291,7 @@ class TraceMemoryExperiment(MemoryExperiment):
             try:
                 scaled_cpu(self._law(1).cpu(self.cpu), self.sample)
             except ValueError as exc:
-                raise ProblemAt(str(exc), ("scale",)) from None
+                raise ProblemAt(f"{exc}{self._scale_way_out()}", ("scale",)) from None
         return self
 
     def coarser(self) -> QuickForm:
@@ -324,6 +326,23 @@ class TraceMemoryExperiment(MemoryExperiment):
             for name, text in collapsed(self.cpu, int(scale)))
         return QuickForm(factor, tuple(changes), notes)
 
+    def _scale_way_out(self) -> str:
+        """A refused scale's way out: ``--set scale=N``, the largest power of two below
+        the scale whose law (and sample) this CPU takes; nothing if the scale is no power
+        of two (what the refusal says) or none does."""
+        scale = int(self.scale)
+        if scale != self.scale or scale & (scale - 1):
+            return ""
+        for n in (scale >> i for i in range(1, scale.bit_length())):
+            try:
+                scaled_cpu(Law(n).cpu(self.cpu), self.sample)
+            except ValueError:
+                continue
+            sample = f" with sample {self.sample}" if self.sample > 1 else ""
+            return (f"; to run on this CPU{sample}: --set scale={n} (and a trace footprint "
+                    f"{scale // n} times larger to stand for the same system)")
+        return ""
+
     def _law(self, cores: int, footprint: int = 0) -> Law:
         """The similarity law of a run on ``cores`` cores of a trace of ``footprint``
         pages (needed with ``real_footprint``)."""
@@ -357,14 +376,42 @@ class TraceMemoryExperiment(MemoryExperiment):
                 if getattr(model, "enabled", True) for name, value in clocks(model)}
 
     def scaled_text(self) -> str:
-        """``cxlsim resolve``'s comment lines: each clock, quota and rate the law changes,
-        kernel value -> the run's (empty under the identity law)."""
+        """``cxlsim resolve``'s comment lines: the capacities given as shares of the
+        footprint, and each clock, quota and rate the law changes, kernel value -> the
+        run's (none under the identity law)."""
+        return "".join(line + "\n" for line in self._shares_text() + self._law_text())
+
+    def _shares_text(self) -> list[str]:
+        """Each capacity given as a share of the footprint, and the bytes it comes to
+        when the footprint is known (a generator's ``footprint``)."""
+        if not self.capacity_shares:
+            return []
+        trace = self.trace
+        params = KINDS[trace.generate].params if isinstance(trace, GeneratedTrace) else {}
+        if "footprint" not in params:
+            return ["# capacity as a share of the trace's footprint, resolved when the "
+                    "trace is read:"] + [f"#   {node}: {format_percent(share)}"
+                                         for node, share in self.capacity_shares.items()]
+        footprint = params["footprint"].parse(
+            str(trace.params.get("footprint", params["footprint"].default)))
+        lines = [f"# capacity as a share of the trace's footprint ({trace.generate}'s "
+                 f"footprint: {format_size(footprint)}; the run takes",
+                 "# the share of the pages the trace touches, at most that many):"]
+        for node, share in self.capacity_shares.items():
+            size = self._capacity(node, footprint // 4096)
+            lines.append(f"#   {node}: {format_percent(share)} -> {size:,} B "
+                         f"({size / 2**20:,.1f} MiB)")
+        return lines
+
+    def _law_text(self) -> list[str]:
+        """Each clock, quota and rate the similarity law changes, kernel value -> the
+        run's."""
         law = self._law(self.threads or self.real_threads or 1, 1)
         if self.real_footprint is not None:
-            return ("# scaled: S = real_footprint / the trace's footprint, known when the "
-                    "trace is read\n")
+            return ["# scaled: S = real_footprint / the trace's footprint, known when the "
+                    "trace is read"]
         if law.identity:
-            return ""
+            return []
         lines = [f"# scaled by the similarity law: S {law.scale:g}, K {law.compression:g} "
                  f"(kernel value -> the run's)"]
         scaled = self._similar(law, self.numa())
@@ -378,7 +425,7 @@ class TraceMemoryExperiment(MemoryExperiment):
         if theirs["kswapd_interval"] != mine["kswapd_interval"]:
             lines.append(f"#   kswapd_interval: {mine['kswapd_interval']} -> "
                          f"{theirs['kswapd_interval']}")
-        return "\n".join(lines) + "\n"
+        return lines
 
     @field_validator("sample")
     @classmethod
@@ -420,15 +467,17 @@ class TraceMemoryExperiment(MemoryExperiment):
         """Each NUMA node's memory: whether it holds the host's DRAM, and its bytes (a
         share of ``footprint`` pages for a node in ``capacity_shares``, when given)."""
         spec = {n.name: n for n in self.topology.nodes}
-
-        def size(m: str) -> int:
-            share = self.capacity_shares.get(m)
-            return int(spec[m].capacity) if share is None or footprint is None \
-                else int(share * footprint) * 4096
-
         return {node: (any(spec[m].type == "dram" for m in members),
-                       sum(size(m) for m in members))
+                       sum(self._capacity(m, footprint) for m in members))
                 for node, members in self.nodes.items()}
+
+    def _capacity(self, member: str, footprint: int | None = None) -> int:
+        """Memory node ``member``'s bytes: its share of ``footprint`` pages if it has one
+        in ``capacity_shares`` and the footprint is given, else its capacity."""
+        share = self.capacity_shares.get(member)
+        if share is None or footprint is None:
+            return int(next(n for n in self.topology.nodes if n.name == member).capacity)
+        return int(share * footprint) * 4096
 
     @model_validator(mode="before")
     @classmethod
@@ -454,6 +503,19 @@ class TraceMemoryExperiment(MemoryExperiment):
         return {**data, "topology": {**topology, "nodes": kept},
                 "capacity_shares": {**data.get("capacity_shares", {}), **shares}}
 
+    @model_serializer(mode="wrap")
+    def _shares_on_their_nodes(self, handler: SerializerFunctionWrapHandler,
+                               info: SerializationInfo) -> dict[str, Any]:
+        """Dumped as text (``cxlsim resolve``, a run's ``config.resolved.yaml``), a node
+        whose capacity is a share shows the share, not the page it holds until the run
+        resolves it (read back, the file is the same experiment)."""
+        data = handler(self)
+        shares = data.get("capacity_shares") if info.mode_is_json() else None
+        for node in (data.get("topology") or {}).get("nodes", []) if shares else []:
+            if node.get("name") in shares:
+                node["capacity"] = shares[node["name"]]
+        return data
+
     @model_validator(mode="after")
     def _machine(self) -> "TraceMemoryExperiment":
         """The kernel's machine: the host's DRAM in a node (the CPUs are there), and at
@@ -470,7 +532,7 @@ class TraceMemoryExperiment(MemoryExperiment):
 
     def run(self, progress: bool = False, point: int = 0) -> RunResult:
         with ExitStack() as stack:
-            path, chunks, found = self._surveyed_trace(stack)
+            path, chunks, found = self._surveyed_trace(stack, progress)
             kind = POLICIES[self.policy]
             # a bound's nodes hold every page twice over, watermarks and all
             numa = self.numa(2 * found.footprint * 4096 if kind.unbounded else 0,
@@ -554,18 +616,19 @@ class TraceMemoryExperiment(MemoryExperiment):
         return json.dumps(self.model_dump(mode="json", exclude={"capacity_shares"}),
                           sort_keys=True)
 
-    def prepare(self) -> None:
+    def prepare(self, progress: bool = False) -> None:
         """Generate and survey the shared trace (see :meth:`shared_input`)."""
         if self.shared_input() is None:
             return
         with ExitStack() as stack:
-            self._surveyed_trace(stack)
+            self._surveyed_trace(stack, progress)
 
-    def _surveyed_trace(self, stack: ExitStack) -> tuple[
+    def _surveyed_trace(self, stack: ExitStack, progress: bool = False) -> tuple[
             Path, Callable[[], Iterator[dict[str, np.ndarray]]], Survey]:
         """The trace's path, its chunks of the columns a run reads, and its survey: made
-        once and shared, read-only, by the runs that share the trace."""
-        path, surveyed = self._trace_file(stack)
+        once and shared, read-only, by the runs that share the trace (``progress``: a
+        bar of its generation)."""
+        path, surveyed = self._trace_file(stack, progress)
         trace = open_trace(path)  # addr, op and thread are required columns
         columns = COLUMNS + ["page_type"] * ("page_type" in trace.fields)
 
@@ -596,7 +659,8 @@ class TraceMemoryExperiment(MemoryExperiment):
         real = self.real_footprint or self.scale * footprint
         return {**g.params, "real_footprint": format_size(int(real))}
 
-    def _trace_file(self, stack: ExitStack) -> tuple[Path, list[Survey | None]]:
+    def _trace_file(self, stack: ExitStack, progress: bool = False
+                    ) -> tuple[Path, list[Survey | None]]:
         """The trace's path and a one-item list for its survey: shared by the runs of
         this process, and of workers forked after :meth:`prepare`, that generate the same
         trace (:mod:`..trace_cache`)."""
@@ -604,11 +668,19 @@ class TraceMemoryExperiment(MemoryExperiment):
             return Path(self.trace), [None]
         g = self.trace
         key = self._trace_key()
+
+        def make(folder: Path) -> Path:
+            scratch.check_room(folder, trace_bytes(g.generate, g.n),
+                               f"generating a trace of {g.n:,} records")
+            if not progress:  # (an undrawn bar would count records as a sweep's steps)
+                return generate(g.generate, g.n, g.seed, folder / "trace.arrow", key[3])
+            with progress_bar(True, g.n, f"{self.name}: generating {g.generate}", "record",
+                              unit_scale=True) as bar:
+                return generate(g.generate, g.n, g.seed, folder / "trace.arrow", key[3],
+                                bar.update)
+
         return trace_cache.generated(
-            key, g.n, lambda folder: generate(g.generate, g.n, g.seed, folder / "trace.arrow",
-                                              key[3]),
-            lambda: Path(stack.enter_context(
-                tempfile.TemporaryDirectory(prefix="cxlsim-trace-"))))
+            key, g.n, make, lambda: stack.enter_context(scratch.temporary("cxlsim-trace-")))
 
     def _check(self, found: Survey) -> None:
         if found.records == 0:
@@ -702,10 +774,11 @@ class TraceMemoryExperiment(MemoryExperiment):
         given = param.parse(str(self.trace.params.get("span", param.default))) / 1e9
         if not 0.5 <= given / real_s <= 2:
             real = format_time(real_s * 1e9, digits=3)
-            warnings.warn(f"{self.name}: the trace's span ({format_time(given * 1e9)}) is not "
-                          f"the real time the run stands for ({real}: simulated time x "
-                          f"time_compression); its windows are out of step with the kernel's "
-                          f"clocks (set trace.params.span)", RunWarning, stacklevel=3)
+            warnings.warn(RunWarning(
+                f"the trace's span ({format_time(given * 1e9)}) is not the real time the run "
+                f"stands for ({real}: simulated time x time_compression); its windows are out "
+                f"of step with the kernel's clocks (set trace.params.span)", self.name),
+                stacklevel=3)
 
     def _acted(self, run, migrated: int) -> dict[str, Any]:
         """``policy_acted`` and, when it did not, ``policy_idle_reason`` (also a
@@ -723,8 +796,8 @@ class TraceMemoryExperiment(MemoryExperiment):
         elif POLICIES[self.policy].moves is not Policy.moves and not migrated:
             reason = "it moved no page"
         if reason:
-            warnings.warn(f"{self.name}: policy {self.policy} never acted: {reason}",
-                          RunWarning, stacklevel=2)
+            warnings.warn(RunWarning(f"policy {self.policy} never acted: {reason}", self.name),
+                          stacklevel=2)
         return {"policy_acted": not reason, "policy_idle_reason": reason}
 
     def _figures(self, epochs: pd.DataFrame, names: list[str]) -> dict:

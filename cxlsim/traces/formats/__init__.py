@@ -16,7 +16,15 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
     csv.FORMAT, lackey.FORMAT, pin.FORMAT, ramulator.FORMAT, ramulator.CPU_FORMAT,
     champsim.FORMAT, perf.MEM_FORMAT, perf.SCRIPT_FORMAT, damon.FORMAT)}
 
-__all__ = ["FORMATS", "Format", "ImportReport", "import_trace", "export_trace"]
+__all__ = ["FORMATS", "Format", "ImportReport", "described", "import_trace", "export_trace"]
+
+
+def described() -> dict[str, str]:
+    """Every format, native first, with a line on it: what it is, and whether cxlsim
+    reads it or reads and writes it (``cxlsim trace list``, ``cxlsim list formats``)."""
+    return {"native": "cxlsim's own (Arrow IPC file); read and written",
+            **{name: f"{fmt.doc}; {'read and written' if fmt.write else 'read'}"
+               for name, fmt in FORMATS.items()}}
 
 
 def _format(name: str, flag: str) -> Format:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import shlex
 from contextlib import closing
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -18,19 +18,21 @@ from cxlsim.errors import InputError, unknown
 from cxlsim.prefetch import prefetched
 from cxlsim.traces.generators import kv, patterns, popularity, redis, tpp
 from cxlsim.traces.generators.base import Kind
-from cxlsim.traces.native import TraceMeta, TraceWriter
+from cxlsim.traces.native import REQUIRED, TraceMeta, TraceWriter, file_bytes
 from cxlsim.traces.params import parse_params
 
 KINDS: dict[str, Kind] = {k.name: k for k in (
     *popularity.KINDS, *patterns.KINDS, *kv.KINDS, *redis.KINDS, *tpp.KINDS)}
 
-__all__ = ["KINDS", "Kind", "generate"]
+__all__ = ["KINDS", "Kind", "generate", "trace_bytes"]
 
 
 def generate(kind: str, n: int, seed: int, out: str | Path,
-             params: Sequence[str] = ()) -> Path:
+             params: Sequence[str] = (), advance: Callable[[int], object] | None = None
+             ) -> Path:
     """Write ``n`` records of generator ``kind`` (``params``: ``"k=v"`` strings) seeded
-    with ``seed`` to the native trace ``out``; return its path."""
+    with ``seed`` to the native trace ``out``; return its path. ``advance(m)`` is told of
+    every ``m`` records written (a progress bar)."""
     if kind not in KINDS:
         raise InputError(unknown("generator", kind, KINDS), location="cxlsim trace gen")
     if n < 0:
@@ -53,7 +55,15 @@ def generate(kind: str, n: int, seed: int, out: str | Path,
                           **({} if "size" in chunk else
                              {"size": np.full(m, p["size"], np.uint32)})})
             done += m
+            if advance is not None:
+                advance(m)
     return Path(out)
+
+
+def trace_bytes(kind: str, n: int) -> int:
+    """Bytes on disk of the file :func:`generate` writes for ``n`` records of generator
+    ``kind``, at most: 25-28 a record."""
+    return file_bytes((*REQUIRED, *KINDS[kind].columns), n)
 
 
 def _times(index: np.ndarray, interval: float) -> np.ndarray:

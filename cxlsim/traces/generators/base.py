@@ -24,13 +24,16 @@ Stream = Callable[[Mapping[str, Any], np.random.Generator, int], Iterator[Column
 
 @dataclass(frozen=True)
 class Kind:
-    """A generator: its parameters, its record stream and its region tag names."""
+    """A generator: its parameters, its record stream, its region tag names and the
+    optional native columns its records carry (with the required ones, what a record
+    takes on disk)."""
 
     name: str
     doc: str
     params: Mapping[str, Param]
     stream: Stream
     regions: Mapping[int, str] = field(default_factory=dict)
+    columns: tuple[str, ...] = ()
 
 
 #: Every generator has these: how records are dealt to threads and spaced in time.

@@ -143,5 +143,6 @@ KINDS = (
           "log_size": Param("256 MiB", parse_size, "size of the write-ahead log ring",
                             shrinks="size"),
           "base": Param("0x100000000", integer(0), "address of the index")},
-         kv, regions={INDEX: "index", VALUES: "values", LOG: "log"}),
+         kv, regions={INDEX: "index", VALUES: "values", LOG: "log"},
+         columns=("page_type", "region")),
 )

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from cxlsim.traces.generators import kv
-from cxlsim.traces.generators.base import Kind, check
+from cxlsim.traces.generators.base import CHUNK, Kind, check
 from cxlsim.traces.native import ANON, READ, WRITE, Columns
 from cxlsim.traces.params import Param, integer
 from cxlsim.units import format_size, parse_size
@@ -55,20 +55,36 @@ def redis(p: Mapping[str, Any], rng: np.random.Generator, n: int) -> Iterator[Co
     check(p["settle_set"] >= 64, "settle_set must be at least one 64 B line")
     check(n > run_start(p), f"n ({n:,}) must exceed the records before the run phase "
                             f"(settle + 2 x keys = {run_start(p):,})")
-    base = p["base"]
-    cold = base + _COLD_OFFSET + np.arange(cold_pages, dtype=np.uint64) * _PAGE
-    lines = p["settle_set"] // 64
-    other = base + _OTHER_OFFSET + (np.arange(p["settle"] - cold_pages) % lines) * 64
-    yield _records(np.concatenate([cold, other]).astype(np.uint64),
-                   np.repeat([WRITE, READ], [cold_pages, other.size]),
-                   np.repeat([COLD, OTHER], [cold_pages, other.size]), 64)
-    values, slot = kv.layout(p)
-    keys = np.arange(p["keys"], dtype=np.uint64)
-    load = np.empty(2 * keys.size, np.uint64)
-    load[0::2], load[1::2] = kv.index_addr(p, keys), values + keys * np.uint64(slot)
-    yield _records(load, np.full(load.size, WRITE), np.tile([kv.INDEX, kv.VALUES], keys.size),
-                   np.tile([16, p["value_size"]], keys.size))
+    yield from _settle(p, cold_pages)
+    yield from _load(p)
     yield from kv.kv(p, rng, n - run_start(p))
+
+
+def _settle(p: Mapping[str, Any], cold_pages: int) -> Iterator[Columns]:
+    """The cold filler's page writes, then the other task's reads, up to ``settle``
+    records, :data:`~.base.CHUNK` at a time."""
+    cold = np.uint64(p["base"] + _COLD_OFFSET)
+    other = np.uint64(p["base"] + _OTHER_OFFSET)
+    lines = np.uint64(p["settle_set"] // 64)
+    for start in range(0, p["settle"], CHUNK):
+        k = np.arange(start, min(start + CHUNK, p["settle"]), dtype=np.uint64)
+        filler = k < np.uint64(cold_pages)
+        addr = np.where(filler, cold + k * np.uint64(_PAGE),
+                        other + (k - np.uint64(cold_pages)) % lines * np.uint64(64))
+        yield _records(addr, np.where(filler, WRITE, READ), np.where(filler, COLD, OTHER), 64)
+
+
+def _load(p: Mapping[str, Any]) -> Iterator[Columns]:
+    """YCSB's load phase: per key in order an index write and a value write,
+    :data:`~.base.CHUNK` records at a time."""
+    values, slot = kv.layout(p)
+    for start in range(0, p["keys"], CHUNK // 2):
+        keys = np.arange(start, min(start + CHUNK // 2, p["keys"]), dtype=np.uint64)
+        load = np.empty(2 * keys.size, np.uint64)
+        load[0::2], load[1::2] = kv.index_addr(p, keys), values + keys * np.uint64(slot)
+        yield _records(load, np.full(load.size, WRITE),
+                       np.tile([kv.INDEX, kv.VALUES], keys.size),
+                       np.tile([16, p["value_size"]], keys.size))
 
 
 def _records(addr: np.ndarray, op: np.ndarray, region: np.ndarray, size) -> Columns:
@@ -93,5 +109,5 @@ KINDS = (
           "settle_set": Param("64 KiB", parse_size, "bytes the other task reads while the "
                                                     "filler sits (assumption: a small, "
                                                     "cache-resident task)", shrinks="size")},
-         redis, regions={**_KV.regions, COLD: "cold", OTHER: "other"}),
+         redis, regions={**_KV.regions, COLD: "cold", OTHER: "other"}, columns=_KV.columns),
 )

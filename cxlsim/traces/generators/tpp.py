@@ -378,7 +378,7 @@ def _service(name: str, doc: str, footprint: str, file_share: Source, anon_hot: 
                       "real time the records after the start stand for (a time window is "
                       "that share of them): assumption, one reaccess_window"),
         **_HEAT},
-        service, regions=_REGIONS)
+        service, regions=_REGIONS, columns=_COLUMNS)
 
 
 #: Where the hot pages' heat comes from: the per-cluster statistics of Twitter's cache
@@ -417,6 +417,7 @@ _FILE = {"file_size": Param("2 GiB", parse_size, "size of the file pages (page c
                            shrinks="size"),
          "file_ops": Param("0.2", fraction, "fraction of the accesses to file pages")}
 _REGIONS = {0: "anon", 1: "file"}
+_COLUMNS = ("page_type", "region")
 
 #: Defaults the services share, with their sources.
 _NO_CHURN = ("0", "assumption: Fig. 11's newly allocated pages are said of the Data "
@@ -435,17 +436,17 @@ KINDS = (
                                shrinks="count"),
           "burst_life": Param("250000", integer(1), "records a burst lives", shrinks="count"),
           "burst_ops": Param("0.5", fraction, "fraction of accesses to the live burst")},
-         alloc_bursts, regions={0: "heap", 1: "burst"}),
+         alloc_bursts, regions={0: "heap", 1: "burst"}, columns=_COLUMNS),
     Kind("anon-file-mix", "zipfian anonymous memory and uniformly read file pages",
          {**TIMING, **SPACE, "theta": ZIPF["theta"], **_FILE}, anon_file_mix,
-         regions=_REGIONS),
+         regions=_REGIONS, columns=_COLUMNS),
     Kind("file-warmup", "sequential read of the file cache, then mostly anonymous accesses",
          {**TIMING, **SPACE, "theta": ZIPF["theta"], **_FILE,
           "file_size": Param("4 GiB", parse_size, "size of the file read at warm-up",
                              shrinks="size"),
           "file_ops": Param("0.02", fraction, "fraction of the accesses to file pages after "
                                               "the warm-up")},
-         file_warmup, regions=_REGIONS),
+         file_warmup, regions=_REGIONS, columns=_COLUMNS),
     # TPP paper section 3 (reading note of arXiv 2206.02878 v2). Web, Cache and Ads use
     # 95-98 % of a server's memory: the experiments size the nodes to that.
     _service("web1", "TPP's Web1 (HHVM web service): file cache loaded at start, then anon",
