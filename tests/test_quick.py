@@ -138,3 +138,18 @@ def test_a_run_with_progress_shows_its_trace_being_generated(tmp_path, capsys):
     run_file(_small(tmp_path), progress=True)
     err = capsys.readouterr().err
     assert "small: generating hotspot" in err and "400k/400k" in err
+
+
+def test_a_quick_form_generates_the_same_real_services_page_heat():
+    """A TPP service's trace is told the real footprint its run stands for (S x the
+    footprint: its pages' heat is that service's); the quick form keeps it, and a file
+    that sets it keeps its own."""
+    spec = load_experiment("tpp-1to4")
+    small = load_experiment("tpp-1to4", quick_form(spec).overrides())
+    assert [e._generator_params()["real_footprint"] for e in (spec, small)] == ["16 GiB"] * 2
+    assert "real_footprint=16 GiB" in small._trace_key()[3]
+    scaled = load_experiment("tpp-1to4", ["scale=4", "trace.params.footprint=16 MiB"])
+    assert scaled._generator_params()["real_footprint"] == "64 MiB"
+    given = load_experiment("tpp-1to4", ["trace.params.real_footprint=1 GiB"])
+    assert given._generator_params()["real_footprint"] == "1 GiB"
+    assert "real_footprint" not in load_experiment("policy-stress")._generator_params()

@@ -253,7 +253,7 @@ def test_a_service_touches_every_page_once_in_its_order_then_only_hot_pages(tmp_
     hot_file = round(n_file * spec["file_hot"])
     for code, hot in ((0, hot_anon), (FILE, hot_file)):
         assert np.unique(page[steady][kinds[steady] == code]).size == hot
-    # every hot page equally likely: the file share of accesses is the hot pages' share
+    # each type takes its share of the hot pages' share of the hot records
     share = (kinds[steady] == FILE).mean()
     assert share == pytest.approx(hot_file / (hot_anon + hot_file), abs=0.01)
 

@@ -13,6 +13,7 @@ from cxlsim.cli import main
 from cxlsim.engine.rng import make_rng
 from cxlsim.errors import InputError
 from cxlsim.traces.generators import KINDS
+from cxlsim.traces.generators.heat import page_heat
 from cxlsim.traces.native import ANON, FILE
 from cxlsim.traces.params import parse_params
 
@@ -21,9 +22,10 @@ PAGES = 1024  # footprint 4 MiB of 4 KiB pages: the start is the first PAGES rec
 
 def _trace(kind: str, after: int, *params: str, pages: int = PAGES, seed: int = 1):
     """(parameters, item index, page type) of the ``after`` records that follow the start
-    of ``kind`` over ``pages`` pages."""
-    values = parse_params(KINDS[kind].params, [f"footprint={4 * pages} KiB", *params],
-                          flag="--param", owner=kind)
+    of ``kind`` over ``pages`` pages (the real service of the page heat no larger)."""
+    size = f"{4 * pages} KiB"
+    values = parse_params(KINDS[kind].params, [f"footprint={size}", f"real_footprint={size}",
+                                               *params], flag="--param", owner=kind)
     n = pages + after
     stream, parts, done = KINDS[kind].stream(values, make_rng(seed), n), [], 0
     while done < n:
@@ -129,6 +131,82 @@ def test_hot_window_sets_how_often_every_hot_page_is_used():
         _, page, _ = _trace("cache1", after, "reaccess=0", f"hot_window={hot_window}")
         counts = np.bincount(page)
         assert counts[counts > 0].min() >= least
+
+
+# --- page heat -----------------------------------------------------------------------------
+
+def _hot_counts(kind: str, *params: str, pages: int = PAGES):
+    """{type: accesses of each of its hot pages, hottest first} after the start (no warm
+    pages)."""
+    p, page, ptype = _trace(kind, 200 * pages, "reaccess=0", *params, pages=pages)
+    counts = {}
+    for code in (ANON, FILE):
+        c = np.bincount(page[ptype == code], minlength=pages)
+        counts[code] = np.sort(c[c > 0])[::-1]
+    return p, counts
+
+
+def _top(counts: np.ndarray, fraction: float) -> float:
+    return float(counts[:round(fraction * counts.size)].sum() / counts.sum())
+
+
+@pytest.mark.parametrize("kind", ["cache1", "web1"])
+def test_each_types_hot_records_follow_its_page_heat(kind):
+    """The hottest 10 % of each type's hot pages take the share page_heat gives them
+    (within the records' spread), and each type keeps its share of the hot records."""
+    p, counts = _hot_counts(kind, pages=4096)
+    per_page = 4096 // 321  # item // object_size
+    for code, alpha in ((ANON, "anon_alpha"), (FILE, "file_alpha")):
+        heat = page_heat(counts[code].size, counts[code].size, per_page, p[alpha])
+        assert _top(counts[code], 0.1) == pytest.approx(float(heat[:round(
+            0.1 * heat.size)].sum()), abs=0.05)
+        assert _top(counts[code], 0.1) > 0.5  # skewed: far above the uniform 10 %
+    hot = {code: c.size for code, c in counts.items()}
+    share = counts[FILE].sum() / (counts[FILE].sum() + counts[ANON].sum())
+    assert share == pytest.approx(hot[FILE] / (hot[FILE] + hot[ANON]), abs=0.01)
+
+
+def test_alpha_zero_makes_every_hot_page_alike():
+    _, counts = _hot_counts("cache1", "anon_alpha=0", "file_alpha=0")
+    both = np.concatenate(list(counts.values()))
+    assert both.max() < 1.5 * both.mean() and both.min() > 0.5 * both.mean()
+    assert _top(both, 0.1) == pytest.approx(0.1, abs=0.02)
+
+
+def test_every_hot_page_is_still_used_in_every_hot_window():
+    """The heat adds to the rounds: even the coldest hot page is in each hot_window."""
+    after = 60_000
+    p, page, _ = _trace("cache1", after, "reaccess=0", "anon_alpha=2.5", "file_alpha=2.5")
+    for block in _blocks(after, round(p["span"] / p["hot_window"])):
+        assert np.unique(page[block]).size >= sum(s[1] for s in _sizes(p).values()) - 1
+
+
+def test_a_trace_of_any_footprint_has_the_real_services_heat():
+    """Traces of 4 and 16 MiB standing for the same 64 MiB service: the hottest 1-50 %
+    of their hot pages take the same shares (the similarity law's pages of like heat)."""
+    shares = []
+    for pages in (1024, 4096):
+        values = parse_params(KINDS["cache1"].params, [
+            f"footprint={4 * pages} KiB", "real_footprint=64 MiB", "reaccess=0"],
+            flag="--param", owner="cache1")
+        stream, n, parts = KINDS["cache1"].stream(values, make_rng(1), 300 * pages), 0, []
+        while n < 300 * pages:
+            parts.append(next(stream)["addr"])
+            n += parts[-1].size
+        addr = np.concatenate(parts)[pages:300 * pages]  # after the start
+        counts = np.sort(np.bincount((addr >> np.uint64(12)).astype(np.int64)))[::-1]
+        counts = counts[counts > 0]
+        shares.append([_top(counts, f) for f in (0.01, 0.05, 0.1, 0.2, 0.5)])
+    np.testing.assert_allclose(shares[0], shares[1], atol=0.03)
+
+
+@pytest.mark.parametrize("params, message", [
+    (["object_size=0 B"], r"^--param: object_size must be at least 1 B$"),
+    (["file_alpha=-1"], r"file_alpha=-1: expected a number in \[0, 10\]; found '-1'$"),
+])
+def test_bad_heat_parameters_are_one_line(params, message):
+    with pytest.raises(InputError, match=message):
+        _trace("cache1", 5000, *params)
 
 
 # --- churn ---------------------------------------------------------------------------------

@@ -27,6 +27,8 @@ def _small(kind: str) -> list[str]:
         return []
     if kind == "redis":  # the run phase starts at settle + 2 keys = 900
         return ["keys=200", "settle=500", "cold=256 KiB"]
+    if "real_footprint" in KINDS[kind].params:  # the page heat of a service no larger
+        return SMALL + ["real_footprint=4 MiB"]
     return SMALL + (["file_size=64 KiB"] if kind == "file-warmup" else [])
 
 

@@ -172,8 +172,10 @@ def _pair(file: str, workload: str) -> tuple[list[float], list[float], str]:
 
 _WHY_DEFAULT = ("the default-Linux loss follows from where the workload model's start "
                 "leaves its hot pages (file share and allocation order are assumptions "
-                "or midpoints of the paper's ranges) and from the CXL penalty of the "
-                "modelled expander; neither is fitted")
+                "or midpoints of the paper's ranges), from the share of the accesses "
+                "that reach memory (the hot pages' heat is measured key popularity, "
+                "whose hottest pages the CPU's caches hold) and from the CXL penalty of "
+                "the modelled expander; none is fitted")
 
 
 def _pair_outcome(target: str, file: str, workload: str, why: str,
@@ -217,8 +219,10 @@ def tpp_two_to_one(quick: bool) -> dict[str, Outcome]:
 
 def tpp_one_to_four(quick: bool) -> dict[str, Outcome]:
     """Cache1 and Cache2 at 1:4 (experiments/tpp-1to4.yaml)."""
-    why = ("at 1:4 the models' hot sets (every hot page equally hot) exceed DRAM, so TPP "
-           "keeps promoting and demoting hot pages; " + _WHY_DEFAULT)
+    why = ("at 1:4 the models' hot sets exceed DRAM, and TPP keeps promoting and "
+           "demoting pages whose hint faults and migrations may cost more than the "
+           "traffic they carry (most accesses fall on the few hottest pages, which the "
+           "CPU's caches hold); " + _WHY_DEFAULT)
     return {"T6.4": _pair_outcome("T6.4", "tpp-1to4.yaml", "cache1", why, labels=(
                 "default Linux loss", "TPP loss", "TPP local traffic"), with_locals=1),
             "T6.5": _pair_outcome("T6.5", "tpp-1to4.yaml", "cache2", why)}

@@ -644,7 +644,21 @@ class TraceMemoryExperiment(MemoryExperiment):
 
     def _trace_key(self) -> tuple[Any, ...]:
         g = self.trace
-        return (g.generate, g.n, g.seed, tuple(f"{k}={v}" for k, v in g.params.items()))
+        return (g.generate, g.n, g.seed,
+                tuple(f"{k}={v}" for k, v in self._generator_params().items()))
+
+    def _generator_params(self) -> dict[str, Any]:
+        """The generated trace's parameters; a generator whose pages stand for a real
+        service's (``real_footprint``, the TPP services' page heat) is told the real
+        footprint this run stands for, S x the footprint, unless the file sets it."""
+        g = self.trace
+        spec = KINDS[g.generate].params
+        if "real_footprint" not in spec or "real_footprint" in g.params:
+            return g.params
+        footprint = spec["footprint"].parse(str(g.params.get("footprint",
+                                                             spec["footprint"].default)))
+        real = self.real_footprint or self.scale * footprint
+        return {**g.params, "real_footprint": format_size(int(real))}
 
     def _trace_file(self, stack: ExitStack, progress: bool = False
                     ) -> tuple[Path, list[Survey | None]]:

@@ -25,9 +25,9 @@ of real time (a time window is that share of them) and mix three kinds of pages:
 * hot pages (``anon_hot``, ``file_hot`` of each type; Fig. 8's pages used within
   ``hot_window``, two minutes, Cache2's one): each is used once in every ``hot_window``
   at a random phase (a random permutation of them spread over the window), and the hot
-  records left are spread uniformly at random over them -- every hot page equally often,
-  an assumption: the paper gives no per-page rates -- so the file pages' share of
-  accesses follows from the hot pages' shares;
+  records left are dealt to them by their heat (below); each type takes its share of
+  the hot pages' share of those records (an assumption: the paper gives no split of the
+  accesses by type);
 * warm pages (``reaccess`` of each type's cold pages; Fig. 11's cold pages re-accessed
   within ten minutes): each is touched once in every ``reaccess_window`` at a random
   phase, so rarely next to a hot page; the other cold pages stay idle after the start;
@@ -39,12 +39,29 @@ of real time (a time window is that share of them) and mix three kinds of pages:
   (round(churn x hot file pages) + round(anon_churn x hot anon pages)) every
   ``reaccess_window``, i.e. by ``span / reaccess_window`` times that over the trace.
 
+The heat of the hot pages (the paper gives no per-page rates) is measured object
+popularity: the per-cluster statistics of Twitter's cache traces (Yang et al., OSDI'20,
+the table ``stat/2020Mar.md`` of their trace release) give 45 of its 54 clusters a
+fitted Zipf exponent, median 1.28 (interquartile 0.85-1.60), and a mean object of 265 B
+of key and value (the median cluster), plus the 56 B of metadata Twemcache keeps with
+each. A hot page of 4 KiB holds ``item // object_size`` = 12 objects, placed regardless
+of popularity, and is as hot as their sum: each type's hot objects are ranked by a Zipf
+law of ``anon_alpha`` or ``file_alpha`` and dealt onto the real service's hot pages
+(:func:`~cxlsim.traces.generators.heat.page_heat`). The service is the one of
+``real_footprint`` the trace stands for (16 GiB, the experiments' 1 GiB at scale 16; a
+run sets it to its scale x footprint): each page of the trace takes the heat of that
+many real pages of like heat, so a top fraction of the pages takes the same share of
+the accesses at every scale. Measured on caches' keys, the law stands for the data
+objects of every service, anon and file alike (no source gives them apart); 0 makes
+every hot page equally hot (the first version of the model). A hot slot keeps its heat
+when churn gives it a new page.
+
 With ``reaccess=0``, ``churn=0`` and ``anon_churn=0`` only the hot pages are accessed
-after the start, as in the first version of the model. Not modelled: the hot set
-drifting over time other than by churn (a retired page never comes back), warm pages
-turning hot, per-page access rates other than uniform, re-accesses at intervals other
-than ``reaccess_window`` (Fig. 11's distribution beyond its ten-minute point), and the
-anon/file shares changing over a run (Fig. 9a's web service).
+after the start. Not modelled: the hot set drifting over time other than by churn (a
+retired page never comes back), warm pages turning hot, an object's accesses falling
+on its own lines (an access falls on any line of its page), re-accesses at intervals
+other than ``reaccess_window`` (Fig. 11's distribution beyond its ten-minute point),
+and the anon/file shares changing over a run (Fig. 9a's web service).
 """
 
 from __future__ import annotations
@@ -56,10 +73,11 @@ import numpy as np
 
 from cxlsim.traces.generators.base import (
     SPACE, TIMING, Kind, batch, check, items, ops, place)
+from cxlsim.traces.generators.heat import Alias, page_heat
 from cxlsim.traces.generators.popularity import ZIPF
 from cxlsim.traces.generators.zipf import Zipfian
 from cxlsim.traces.native import ANON, FILE, READ, Columns
-from cxlsim.traces.params import Param, boolean, fraction, integer
+from cxlsim.traces.params import Param, boolean, fraction, integer, number
 from cxlsim.units import format_size, format_time, parse_size, parse_time
 
 _ALIGN = 1 << 30  # second areas start at the next GiB boundary after the first
@@ -193,7 +211,7 @@ def service(p: Mapping[str, Any], rng: np.random.Generator,
             n: int) -> Iterator[Columns]:
     """A TPP service: its start (anon and file pages first touched in the workload's
     order), then its hot pages (each once in every ``hot_window`` at a random phase, the
-    other hot accesses uniformly at random over them), its warm pages (each once in every
+    other hot accesses by the pages' heat), its warm pages (each once in every
     ``reaccess_window``) and its churn (hot pages retired and replaced by new ones)."""
     total = items(p)
     file_items = int(round(total * p["file_share"]))
@@ -218,6 +236,7 @@ def service(p: Mapping[str, Any], rng: np.random.Generator,
     n_warm = [int(round((size - h) * p["reaccess"]))
               for size, h in zip((anon_items, file_items), n_hot)]
     hot = np.concatenate([anon[:n_hot[0]], file[:n_hot[1]]])
+    heat = _heat(p, n_hot, total)
     warm = np.concatenate([anon[n_hot[0]:n_hot[0] + n_warm[0]],
                            file[n_hot[1]:n_hot[1] + n_warm[1]]])
     churned = (int(round(n_hot[0] * p["anon_churn"])), int(round(n_hot[1] * p["churn"])))
@@ -252,12 +271,12 @@ def service(p: Mapping[str, Any], rng: np.random.Generator,
     while True:
         page, kind = np.empty(m, np.int64), np.empty(m, np.uint8)
         aside, s0, s1 = _dealt(q, m, rate)
-        # hot records: a round of every hot slot per hot_window, the rest uniform
+        # hot records: a round of every hot slot per hot_window, the rest by heat
         hpos = np.flatnonzero(~aside)
         sched, h0, h1 = _dealt(q - s0, hpos.size, hot_rate)
         slot = np.empty(hpos.size, np.int64)
         slot[sched] = hot_rounds.take(h0, h1 - h0)
-        slot[~sched] = rng.integers(0, hot.size, hpos.size - (h1 - h0))
+        slot[~sched] = heat.draw(rng, hpos.size - (h1 - h0))
         page[hpos], kind[hpos] = current[slot], slot_type[slot]
         # set-aside records: the churn's new pages and the warm pages' touches
         spos = np.flatnonzero(aside)
@@ -273,6 +292,22 @@ def service(p: Mapping[str, Any], rng: np.random.Generator,
         yield {"addr": place(rng, page, p), "op": ops(rng, m, p["read_ratio"]),
                "page_type": kind, "region": kind.astype(np.uint16)}
         q += m
+
+
+def _heat(p: Mapping[str, Any], n_hot: tuple[int, int], total: int) -> Alias:
+    """The hot slots' heat (anon slots, then file slots, each type's hottest first): each
+    type takes its share of the hot pages' share of the hot records, spread over its
+    slots as :func:`~cxlsim.traces.generators.heat.page_heat` gives it for the real
+    service of ``real_footprint`` (at least the footprint)."""
+    check(p["object_size"] >= 1, "object_size must be at least 1 B")
+    per_page = max(1, p["item"] // p["object_size"])
+    real = max(total, p["real_footprint"] // p["item"])
+    real_file = int(round(real * p["file_share"]))
+    real_hot = (int(round((real - real_file) * p["anon_hot"])),
+                int(round(real_file * p["file_hot"])))
+    return Alias(np.concatenate([
+        page_heat(count, real_count, per_page, p[alpha]) * count
+        for count, real_count, alpha in zip(n_hot, real_hot, ("anon_alpha", "file_alpha"))]))
 
 
 def _follow(page: np.ndarray, slot: np.ndarray, hpos: np.ndarray, victim: np.ndarray,
@@ -341,9 +376,42 @@ def _service(name: str, doc: str, footprint: str, file_share: Source, anon_hot: 
                                            "given)"),
         "span": Param(_TEN_MINUTES, parse_time,
                       "real time the records after the start stand for (a time window is "
-                      "that share of them): assumption, one reaccess_window")},
+                      "that share of them): assumption, one reaccess_window"),
+        **_HEAT},
         service, regions=_REGIONS, columns=_COLUMNS)
 
+
+#: Where the hot pages' heat comes from: the per-cluster statistics of Twitter's cache
+#: traces (Yang et al., "A large scale analysis of hundreds of in-memory cache clusters at
+#: Twitter", OSDI'20; the table stat/2020Mar.md of their trace release, one row per
+#: cluster, 54 clusters). 45 clusters have a fitted Zipf exponent above 0 (the other nine:
+#: none fitted, or 0 for write-only and one-hit workloads).
+_TWITTER = "Yang et al., OSDI'20, per-cluster table of the Twitter cache traces"
+_ALPHA: Source = ("1.28", "the median over the 45 Twitter cache clusters with a fitted "
+                          "Zipf exponent (interquartile range 0.85-1.60, all 0.02-2.68; "
+                  + _TWITTER + "); measured on caches' keys, taken for every service's "
+                               "data objects; no source gives anon and file pages apart, "
+                               "so both types take it; 0: every hot page equally hot")
+
+#: The page heat parameters every TPP service shares (sources in each doc).
+_HEAT = {
+    "anon_alpha": Param(_ALPHA[0], number(0, 10), "Zipf exponent of the popularity of the "
+                                                  "objects on the hot anon pages: "
+                                                  + _ALPHA[1]),
+    "file_alpha": Param(_ALPHA[0], number(0, 10), "the same for the hot file pages: "
+                                                  + _ALPHA[1]),
+    "object_size": Param("321 B", parse_size,
+                         "bytes an object takes in a page (a page holds item // "
+                         "object_size of them): the median over the same 45 clusters of "
+                         "the mean key + value size, 265 B, plus the 56 B of metadata "
+                         "Twemcache keeps with each (" + _TWITTER + ")"),
+    "real_footprint": Param("16 GiB", parse_size,
+                            "bytes of the real service the footprint stands for (at least "
+                            "the footprint): each page of the trace has the heat of "
+                            "real_footprint / footprint of its pages of like heat; 16 GiB, "
+                            "the service the experiments simulate as 1 GiB at scale 16 (a "
+                            "run sets it to its scale x footprint)"),
+}
 
 _FILE = {"file_size": Param("2 GiB", parse_size, "size of the file pages (page cache)",
                            shrinks="size"),
