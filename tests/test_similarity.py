@@ -149,3 +149,11 @@ def test_scale_one_changes_nothing_and_a_scaled_run_records_its_law(tmp_path):
     assert scaled.metrics["clock_numa_balancing_scan_period_ns"] == 1e9 / 4
     text = _load(tmp_path, "policy=tpp", "scale=4").scaled_text()
     assert "numa_balancing.scan_period: 1000 ms -> 250 ms" in text
+
+
+def test_resolve_and_the_run_take_k_from_the_same_cores(tmp_path):
+    """real_threads set, threads not: the cores are the trace's threads in both."""
+    sets = ("trace.params.threads=4", "real_threads=8", "scale=4")
+    text = _load(tmp_path, *sets).scaled_text()
+    assert "S 4, K 2 " in text  # 4 x 4 cores / 8 threads
+    assert _load(tmp_path, *sets).run().metrics["time_compression"] == 2

@@ -343,6 +343,18 @@ class TraceMemoryExperiment(MemoryExperiment):
                     f"{scale // n} times larger to stand for the same system)")
         return ""
 
+    def _cores(self, trace_threads: int) -> int:
+        """The cores a run of a trace with ``trace_threads`` threads takes: one per
+        thread (or ``threads``), at most the CPU's; the run and ``resolve`` both ask."""
+        return min(self.workers if self.threads else trace_threads, self.cpu.cores)
+
+    def _trace_threads(self) -> int | None:
+        """The threads of a generated trace (None for a file: known when it is read)."""
+        if isinstance(self.trace, str):
+            return None
+        param = KINDS[self.trace.generate].params["threads"]
+        return param.parse(str(self.trace.params.get("threads", param.default)))
+
     def _law(self, cores: int, footprint: int = 0) -> Law:
         """The similarity law of a run on ``cores`` cores of a trace of ``footprint``
         pages (needed with ``real_footprint``)."""
@@ -406,10 +418,12 @@ class TraceMemoryExperiment(MemoryExperiment):
     def _law_text(self) -> list[str]:
         """Each clock, quota and rate the similarity law changes, kernel value -> the
         run's."""
-        law = self._law(self.threads or self.real_threads or 1, 1)
-        if self.real_footprint is not None:
-            return ["# scaled: S = real_footprint / the trace's footprint, known when the "
-                    "trace is read"]
+        threads = self._trace_threads()
+        if self.real_footprint is not None or threads is None:
+            known = "S = real_footprint / the trace's footprint" if self.real_footprint \
+                else "K = S x cores / real_threads, the cores one per thread of the trace"
+            return [f"# scaled: {known}, known when the trace is read"]
+        law = self._law(self._cores(threads), 1)
         if law.identity:
             return []
         lines = [f"# scaled by the similarity law: S {law.scale:g}, K {law.compression:g} "
@@ -543,7 +557,7 @@ class TraceMemoryExperiment(MemoryExperiment):
                                  f"page type (0 anon, 1 file, 2 shmem)", key="trace")
             placement = Placement(found.footprint, page_type=found.page_type,
                                   pingpong=self.pingpong)
-            cores = min(self.workers if self.threads else len(found.threads), self.cpu.cores)
+            cores = self._cores(len(found.threads))
             law = self._law(cores, found.footprint)
             if law.scale < 1:
                 raise InputError(f"real_footprint is smaller than the trace's footprint "
