@@ -305,9 +305,13 @@ def _heat(p: Mapping[str, Any], n_hot: tuple[int, int], total: int) -> Alias:
     real_file = int(round(real * p["file_share"]))
     real_hot = (int(round((real - real_file) * p["anon_hot"])),
                 int(round(real_file * p["file_hot"])))
+    u, anon = p["spread"], p["anon_ops"]
+    shares = (n_hot[0] / sum(n_hot), n_hot[1] / sum(n_hot)) if anon is None else \
+        (anon, 1 - anon)
     return Alias(np.concatenate([
-        page_heat(count, real_count, per_page, p[alpha]) * count
-        for count, real_count, alpha in zip(n_hot, real_hot, ("anon_alpha", "file_alpha"))]))
+        ((1 - u) * page_heat(count, real_count, per_page, p[alpha]) + u / count) * share
+        for count, real_count, alpha, share in zip(n_hot, real_hot, ("anon_alpha", "file_alpha"),
+                                                   shares)]))
 
 
 def _follow(page: np.ndarray, slot: np.ndarray, hpos: np.ndarray, victim: np.ndarray,
@@ -381,6 +385,11 @@ def _service(name: str, doc: str, footprint: str, file_share: Source, anon_hot: 
         service, regions=_REGIONS, columns=_COLUMNS)
 
 
+def _share_or_pages(text: str) -> float | None:
+    """A fraction, or ``pages`` (None): in proportion to the hot pages."""
+    return None if text.strip() == "pages" else fraction(text)
+
+
 #: Where the hot pages' heat comes from: the per-cluster statistics of Twitter's cache
 #: traces (Yang et al., "A large scale analysis of hundreds of in-memory cache clusters at
 #: Twitter", OSDI'20; the table stat/2020Mar.md of their trace release, one row per
@@ -405,6 +414,13 @@ _HEAT = {
                          "object_size of them): the median over the same 45 clusters of "
                          "the mean key + value size, 265 B, plus the 56 B of metadata "
                          "Twemcache keeps with each (" + _TWITTER + ")"),
+    "anon_ops": Param("pages", _share_or_pages,
+                      "share of the hot accesses that fall on anon pages (the rest on file "
+                      "pages); 'pages': the anon pages' share of the hot pages"),
+    "spread": Param("0", fraction,
+                    "share of the hot accesses that follow no object's popularity, spread "
+                    "evenly over the type's hot pages (index, metadata and allocator "
+                    "traffic); no source measures it"),
     "real_footprint": Param("16 GiB", parse_size,
                             "bytes of the real service the footprint stands for (at least "
                             "the footprint): each page of the trace has the heat of "
