@@ -2,11 +2,9 @@
 
 A page asks for generated text with an HTML comment on a line of its own:
 
-* ``<!-- cxlsim:validation -->``: the validation table, from running ``cxlsim validate
-  --quick`` (:func:`cxlsim.validation.run.validate`, every check on as many processes as
-  there are CPUs, ~1 min 50 s on two) and :func:`cxlsim.validation.markdown.markdown_table`; the
-  rows are kept in ``.cache/cxlsim-docs/`` under a digest of the package's code and
-  data, so a rebuild with nothing changed there (``mkdocs serve``) reuses them;
+* ``<!-- cxlsim:validation -->``: the validation table of the full-mode rows as pinned
+  (``tests/validation_pins_full.yaml``, which CI checks against a full run), through
+  :func:`cxlsim.validation.markdown.markdown_table`;
 * ``<!-- cxlsim:policy NAME -->``: the tunables of the placement policy NAME;
 * ``<!-- cxlsim:fields KIND FIELD -->``: the fields of the mapping that experiment kind
   KIND takes under FIELD (e.g. ``trace-memory kernel``);
@@ -24,15 +22,8 @@ them into pages.
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 import re
-import sys
-import time
 import typing
-import warnings
-from importlib import metadata
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
@@ -77,50 +68,21 @@ def on_page_content(html, page, config, files):
 
 
 def _validation() -> str:
+    """The table of the full-mode rows as pinned (tests/validation_pins_full.yaml, which
+    CI checks against a full ``cxlsim validate --full`` run): the one truth the README's
+    counts and the fidelity page also read, so the build runs no validation."""
+    import yaml
+
+    from cxlsim.validation import targets
     from cxlsim.validation.markdown import markdown_table
 
-    cache = REPO / ".cache" / "cxlsim-docs" / f"validation-{_inputs_digest()}.json"
-    if cache.is_file():  # the same code and data gave these rows (mkdocs serve rebuilds)
-        rows = json.loads(cache.read_text(encoding="utf-8"))
-        log.info("validation table: %d rows from %s", len(rows), cache.relative_to(REPO))
-    else:
-        from cxlsim.validation.run import validate
-
-        start = time.perf_counter()
-        with warnings.catch_warnings():  # one line each in the log, not mkdocs' traceback
-            warnings.showwarning = _log_warning
-            rows = validate(quick=True, jobs=os.cpu_count() or 1)
-        log.info("validation table: %d rows in %.1f s", len(rows), time.perf_counter() - start)
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        for old in cache.parent.glob("validation-*.json"):
-            old.unlink()
-        cache.write_text(json.dumps(rows), encoding="utf-8")
+    pins = {row["id"]: row for row in yaml.safe_load(
+        (REPO / "tests" / "validation_pins_full.yaml").read_text(encoding="utf-8"))}
+    rows = [{**target, "status": pins[target["id"]]["status"],
+             "simulated": pins[target["id"]]["simulated"], "note": ""}
+            for target in targets()]
+    log.info("validation table: %d rows from the full-mode pins", len(rows))
     return markdown_table(rows)
-
-
-def _log_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    """A warning of the validation run as an info line of the build's log (a run warning
-    is one line, ``warning: ...`` after the log's ``cxlsim:``)."""
-    text = warnings.formatwarning(message, category, filename, lineno, line)
-    log.info(text.removeprefix("cxlsim: ").rstrip())
-
-
-def _inputs_digest() -> str:
-    """A digest of what the validation's rows depend on: the package's source and data,
-    the shipped models, topologies and experiments, and the versions of Python and of the
-    libraries the models compute with."""
-    import cxlsim
-
-    digest = hashlib.sha256()
-    package = Path(cxlsim.__file__).parent
-    for base in (package, REPO / "models", REPO / "topologies", REPO / "experiments"):
-        for path in sorted(base.rglob("*")):
-            if path.suffix in (".py", ".yaml", ".toml", ".csv") and path.is_file():
-                digest.update(str(path.relative_to(base)).encode() + b"\0" + path.read_bytes())
-    digest.update(sys.version.encode())
-    for name in ("numpy", "scipy", "simpy", "numba", "pandas", "pydantic"):
-        digest.update(f"{name}={metadata.version(name)}".encode())
-    return digest.hexdigest()[:16]
 
 
 def _fields_table(model: type[BaseModel]) -> str:
