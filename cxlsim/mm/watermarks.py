@@ -49,11 +49,14 @@ def default_min_free_kbytes(lowmem_kbytes: int) -> int:
     return min(max(math.isqrt(16 * lowmem_kbytes), 128), 262144)
 
 
-def watermarks(capacity: np.ndarray, params: KernelParams, movable: np.ndarray) -> np.ndarray:
+def watermarks(capacity: np.ndarray, params: KernelParams, movable: np.ndarray,
+               scale: float = 1.0) -> np.ndarray:
     """Min, low, high and promo watermarks per node in pages, shape (nodes, 4).
 
     ``__setup_per_zone_wmarks`` with one zone per node of ``capacity`` managed pages;
-    ``movable`` marks ZONE_MOVABLE nodes, which take no share of min_free_kbytes.
+    ``movable`` marks ZONE_MOVABLE nodes, which take no share of min_free_kbytes; a
+    movable node's min is the real node's (``scale`` times as many pages: the
+    similarity law's S) divided by ``scale``, at least a page.
     """
     capacity = np.asarray(capacity, dtype=np.int64)
     normal = np.where(movable, 0, capacity)
@@ -61,26 +64,29 @@ def watermarks(capacity: np.ndarray, params: KernelParams, movable: np.ndarray) 
     kbytes = params.min_free_kbytes or default_min_free_kbytes(lowmem * (PAGE_SIZE // 1024))
     pages_min = kbytes // (PAGE_SIZE // 1024)
     share = pages_min * capacity // max(lowmem, 1)
-    movable_min = np.clip(capacity // 1024, SWAP_CLUSTER_MAX, 128)
+    real = np.clip((capacity * scale).astype(np.int64) // 1024, SWAP_CLUSTER_MAX, 128)
+    movable_min = np.maximum(np.round(real / scale), 1).astype(np.int64)
     wmin = np.where(capacity == 0, 0, np.where(movable, movable_min, share))
     step = np.maximum(share >> 2, capacity * params.watermark_scale_factor // 10000)
     return np.stack([wmin, wmin + step, wmin + 2 * step, wmin + 3 * step], axis=1)
 
 
 class Zones:
-    """The machine's zones, one per node of ``numa``. Per node: ``capacity``,
+    """The machine's zones, one per node of ``numa`` (each standing for ``scale`` times
+    its pages: :func:`watermarks`). Per node: ``capacity``,
     ``nr_free`` (the pages not on ``lists``), ``wmark`` (nodes x 4, see
     :func:`watermarks`), ``wmark_demote`` (TPP's WMARK_DEMOTE, 0: none), ``tier``
     (memory_tierN id, -1 without memory), ``toptier``, ``demotion_target`` (-1: none)
     and ``demotion_order`` (the lower-tier nodes a demotion tries, in order)."""
 
-    def __init__(self, numa: Numa, params: KernelParams, lists: LruLists) -> None:
+    def __init__(self, numa: Numa, params: KernelParams, lists: LruLists,
+                 scale: float = 1.0) -> None:
         self.numa, self.lists = numa, lists
         n = numa.n_nodes
         params.check_nodes(numa.capacity)
         self.capacity = numa.capacity.copy()
         movable = np.isin(np.arange(n), params.movable_nodes)
-        self.wmark = watermarks(self.capacity, params, movable)
+        self.wmark = watermarks(self.capacity, params, movable, scale)
         self._init_tiers(params)
         self.wmark_demote = self._demote_watermarks(params)
 
