@@ -209,7 +209,8 @@ class _Run:
         self.result = TraceRun(nodes, placement)
         self.sim = Simulation(seed)
         self.migration = migration or MigrationParams(cost=0.0)
-        self.migrator = Migrator(self.migration, self.hierarchy, self.sim.rng, rank)
+        self.migrator = Migrator(self.migration, self.hierarchy, self.sim.rng, rank,
+                                 kernel.scale)
         self.owed_core = np.zeros(cores)  # TLB flush time each core owes the next epoch (ns)
         self.owed_task = 0.0              # kernel time the task owes: its moves, shootdowns
         self.owed_flush = 0.0             # the shootdowns' part of it
