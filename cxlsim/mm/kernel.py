@@ -315,9 +315,16 @@ class KernelMemory:
             self.stat.count("pgmigrate_fail_dst_node_full", dest, failed.size)
         if moved.size:
             self.reclaim.check_demote(dest)
-        if failed.size and misplaced and self.promo_watermark:
-            self.reclaim.wake_kswapd(dest)
+        if failed.size:
+            self.refused(dest, misplaced)
         return moved, np.concatenate([stuck, failed])
+
+    def refused(self, dest: int, misplaced: bool = False) -> None:
+        """A move to ``dest`` refused for lack of room: a hint fault's
+        (``misplaced``) wakes ``dest``'s kswapd in tiering mode
+        (``numamigrate_isolate_folio``, :attr:`promo_watermark`)."""
+        if misplaced and self.promo_watermark:
+            self.reclaim.wake_kswapd(dest)
 
 
 @njit(cache=True, nogil=True)

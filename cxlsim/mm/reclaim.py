@@ -130,6 +130,7 @@ class Reclaim:
             node = int(node)
             if not self.woken[node]:
                 continue
+            self.zones.requantize(node)
             need = self.kswapd_mark(node) + 1 - int(self.zones.nr_free[node])
             if need > 0:
                 freed = self.shrink_node(node, need, direct=False)
