@@ -99,14 +99,16 @@ def test_bad_scale_is_refused_in_one_line(tmp_path, value, says):
 
 def test_a_structure_with_fewer_sets_than_the_scale_becomes_one_set(tmp_path):
     """Beyond its sets a structure keeps its reach (1/S of its entries, rounded half up,
-    at least one), fully associative; a fully associative one stays exactly itself."""
+    at least one; a cache at least one access's lines: a 4-level walk and the data),
+    fully associative; a fully associative one stays exactly itself."""
     cpu = _load(tmp_path, "scale=64").cpu
     xeon = Law(scale=64).cpu(cpu)
     dtlb = next(a for a in xeon.tlbs[0].arrays if a.page_size == 4096)
     assert (dtlb.entries, dtlb.ways) == (2, 2)  # 96 / 64 = 1.5 -> 2
     assert (xeon.caches[0].sets, xeon.caches[0].ways) == (1, 12)  # L1D: 64 sets, kept ways
+    assert (Law(scale=128).cpu(cpu).caches[0].ways) == 6  # 768 lines / 128
     l1d = Law(scale=256).cpu(cpu).caches[0]
-    assert (l1d.sets, l1d.ways) == (1, 3)  # 768 lines / 256
+    assert (l1d.sets, l1d.ways) == (1, 5)  # 768 lines / 256 = 3: one access takes 5
     one = Law(scale=1024).cpu(cpu).tlbs[0].arrays[0]
     assert (one.entries, one.ways) == (1, 1)  # never none
     epyc = load_document(REPO / "models" / "cpus" / "epyc-7452.yaml").data

@@ -70,10 +70,15 @@ class KernelMemory:
     ``referenced`` and ``stamp``, the lists'. Per node: ``capacity``, ``nr_free``,
     ``wmark``, ``wmark_demote``, ``tier``, ``toptier``, ``demotion_target``, the zones';
     ``kswapd_woken``, reclaim's.
+
+    ``scale``: the real system's pages per page of the run (the similarity law's S,
+    :mod:`cxlsim.mm.similarity`); the heuristics that count pages -- reclaim's scan
+    sizes, the inactive ratio, a movable node's min watermark -- count the real node's.
     """
 
     def __init__(self, numa: Numa, pages: int | Placement,
-                 params: KernelParams | Mapping[str, Any] | None = None) -> None:
+                 params: KernelParams | Mapping[str, Any] | None = None,
+                 scale: float = 1.0) -> None:
         if not isinstance(params, KernelParams):
             params = KernelParams.model_validate(params or {})
         if numa.page_size != PAGE_SIZE:
@@ -83,11 +88,11 @@ class KernelMemory:
         if self.placement.page_size != PAGE_SIZE:
             raise ValueError(f"the kernel memory model works in {PAGE_SIZE} B pages, the "
                              f"placement has {self.placement.page_size} B pages")
-        self.numa, self.params = numa, params
+        self.numa, self.params, self.scale = numa, params, scale
         self.stat = VmStat(numa.n_nodes)
-        self.lists = LruLists(self.placement, numa.n_nodes, self.stat)
-        self.zones = Zones(numa, params, self.lists)
-        self.reclaim = Reclaim(self.zones, self.lists, self.stat, params)
+        self.lists = LruLists(self.placement, numa.n_nodes, self.stat, scale)
+        self.zones = Zones(numa, params, self.lists, scale)
+        self.reclaim = Reclaim(self.zones, self.lists, self.stat, params, scale)
         z, lists = self.zones, self.lists  # their arrays change in place, never rebound
         self.capacity, self.wmark, self.wmark_demote = z.capacity, z.wmark, z.wmark_demote
         self.tier, self.toptier, self.demotion_target = z.tier, z.toptier, z.demotion_target
@@ -310,9 +315,16 @@ class KernelMemory:
             self.stat.count("pgmigrate_fail_dst_node_full", dest, failed.size)
         if moved.size:
             self.reclaim.check_demote(dest)
-        if failed.size and misplaced and self.promo_watermark:
-            self.reclaim.wake_kswapd(dest)
+        if failed.size:
+            self.refused(dest, misplaced)
         return moved, np.concatenate([stuck, failed])
+
+    def refused(self, dest: int, misplaced: bool = False) -> None:
+        """A move to ``dest`` refused for lack of room: a hint fault's
+        (``misplaced``) wakes ``dest``'s kswapd in tiering mode
+        (``numamigrate_isolate_folio``, :attr:`promo_watermark`)."""
+        if misplaced and self.promo_watermark:
+            self.reclaim.wake_kswapd(dest)
 
 
 @njit(cache=True, nogil=True)

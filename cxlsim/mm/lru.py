@@ -118,14 +118,16 @@ def _current(pages, stamps, start, end, stamp, out):
 
 class LruLists:
     """The lists of ``placement``'s pages on ``n_nodes`` nodes, counting events in
-    ``stat``. Per page: ``lru`` (INACTIVE, ACTIVE, NONE), ``young`` (PTE accessed bit),
+    ``stat``, on nodes standing for ``scale`` times as many pages (the similarity law's
+    S: the inactive ratio is the real node's). Per page: ``lru`` (INACTIVE, ACTIVE, NONE), ``young`` (PTE accessed bit),
     ``referenced`` (PG_referenced) and ``stamp`` (list position: larger is nearer the
     head; a list's tail is its smallest stamps); its node and type are the placement's.
     ``nr``: pages per node, type (ANON, FILE) and list."""
 
-    def __init__(self, placement: Placement, n_nodes: int, stat: VmStat) -> None:
+    def __init__(self, placement: Placement, n_nodes: int, stat: VmStat,
+                 scale: float = 1.0) -> None:
         n_pages = placement.n_pages
-        self.placement, self.stat = placement, stat
+        self.placement, self.stat, self.scale = placement, stat, scale
         self.lru = np.full(n_pages, NONE, dtype=np.int8)
         self.young = np.zeros(n_pages, dtype=bool)
         self.referenced = np.zeros(n_pages, dtype=bool)
@@ -229,10 +231,10 @@ class LruLists:
 
     def age_active(self, node: int, kind: int) -> None:
         """``shrink_active_list`` while ``inactive_is_low``: move pages from the active
-        tail to the inactive head until ``inactive * ratio >= active``; their young bits
-        are cleared (``folio_referenced``)."""
+        tail to the inactive head until ``inactive * ratio >= active`` (the real node's
+        ratio); their young bits are cleared (``folio_referenced``)."""
         inactive, active = (int(x) for x in self.nr[node, kind])
-        ratio = inactive_ratio(inactive + active)
+        ratio = inactive_ratio(int((inactive + active) * self.scale))
         if inactive * ratio >= active:
             return
         k = -(-(active - inactive * ratio) // (ratio + 1))

@@ -26,8 +26,14 @@ what follows for each tunable (its class, written once at the field's definition
   S`` pages is ``rate x period / N``;
 * cache and TLB reach relative to the footprint -> every cache and TLB keeps its ways
   and has ``1 / S`` of its sets; one with fewer sets than ``S`` becomes one fully
-  associative set of ``1 / S`` of its entries (at least one): its reach is kept, its
-  conflicts are not (:func:`cxlsim.memory.sampling.scaled_cpu`);
+  associative set of ``1 / S`` of its entries (at least one; a cache at least one
+  access's lines, the page walk's and the data's): its reach is kept, its conflicts are
+  not (:func:`cxlsim.memory.sampling.scaled_cpu`);
+* what the kernel decides by counting pages it counts on the real node (the run's
+  ``KernelMemory(scale=S)``): reclaim's scan sizes and tests, the inactive ratio, the
+  watermarks (fractions of a page at a coarse scale, held in whole pages with their
+  mean kept), a refused hint fault (a real page, 1/S of the run's), a call's TLB
+  shootdown (the real call's batches, 1/S of their cost);
 * mechanism constants stay (**fixed**): batch sizes, the flush ceiling, DAMON's region
   bounds, history bits, fractions of a node (watermark and demote scale factors), access
   rates in %, weights.

@@ -72,17 +72,49 @@ class Zones:
     ``nr_free`` (the pages not on ``lists``), ``wmark`` (nodes x 4, see
     :func:`watermarks`), ``wmark_demote`` (TPP's WMARK_DEMOTE, 0: none), ``tier``
     (memory_tierN id, -1 without memory), ``toptier``, ``demotion_target`` (-1: none)
-    and ``demotion_order`` (the lower-tier nodes a demotion tries, in order)."""
+    and ``demotion_order`` (the lower-tier nodes a demotion tries, in order).
 
-    def __init__(self, numa: Numa, params: KernelParams, lists: LruLists) -> None:
+    Each node stands for ``scale`` times its pages (the similarity law's S): its
+    watermarks are the real node's (``params.min_free_kbytes`` the run's, S times
+    smaller) over S, fractions of a page at a coarse scale, held in whole pages by
+    :meth:`requantize`."""
+
+    def __init__(self, numa: Numa, params: KernelParams, lists: LruLists,
+                 scale: float = 1.0) -> None:
         self.numa, self.lists = numa, lists
         n = numa.n_nodes
         params.check_nodes(numa.capacity)
         self.capacity = numa.capacity.copy()
         movable = np.isin(np.arange(n), params.movable_nodes)
-        self.wmark = watermarks(self.capacity, params, movable)
+        real = np.rint(self.capacity * scale).astype(np.int64)
+        if scale != 1 and params.min_free_kbytes is not None:
+            params = params.model_copy(
+                update={"min_free_kbytes": round(params.min_free_kbytes * scale)})
+        marks = watermarks(real, params, movable)
         self._init_tiers(params)
-        self.wmark_demote = self._demote_watermarks(params)
+        # the real node's min and step, and WMARK_DEMOTE, in the run's pages
+        self._exact = np.column_stack([marks[:, WMARK_MIN], marks[:, WMARK_LOW]
+                                       - marks[:, WMARK_MIN],
+                                       self._demote_watermarks(params, real, marks)]) / scale
+        self._residual = np.zeros_like(self._exact)
+        self.wmark = np.zeros((n, 4), dtype=np.int64)
+        self.wmark_demote = np.zeros(n, dtype=np.int64)
+        for node in range(n):
+            self.requantize(node)
+
+    def requantize(self, node: int) -> None:
+        """``node``'s watermarks in whole pages for what follows (kswapd's run):
+        the exact ones rounded, each rounding's error carried into the next (error
+        diffusion), so that their mean over runs is exact. A node of whole real pages
+        per page (scale 1) keeps them as they are. (The step between watermarks is
+        0.1 % of a node, 1.4 pages of a 1,408-page node at S = 256: rounded down once
+        and for all it was 1, and numab-tiering, which promotes into it at each kswapd
+        run, promoted 19 % less than at S = 16.)"""
+        whole = np.rint(self._exact[node] + self._residual[node])
+        self._residual[node] += self._exact[node] - whole
+        wmin, step, demote = (int(x) for x in whole)
+        self.wmark[node] = [wmin, wmin + step, wmin + 2 * step, wmin + 3 * step]
+        self.wmark_demote[node] = demote
 
     def _init_tiers(self, params: KernelParams) -> None:
         """Tiers from abstract distances, top tier and demotion targets (memory-tiers.c)."""
@@ -112,14 +144,16 @@ class Zones:
             order = numa.fallback(target)
             self.demotion_order.append(order[allowed[order]])
 
-    def _demote_watermarks(self, params: KernelParams) -> np.ndarray:
-        """TPP's WMARK_DEMOTE per node (0: none): on top-tier nodes that demote,
-        ``size * demote_scale_factor / 10000`` clamped to [2 * high, size]."""
+    def _demote_watermarks(self, params: KernelParams, capacity: np.ndarray,
+                           marks: np.ndarray) -> np.ndarray:
+        """TPP's WMARK_DEMOTE per node of ``capacity`` pages and watermarks ``marks``
+        (0: none): on top-tier nodes that demote, ``size * demote_scale_factor / 10000``
+        clamped to [2 * high, size]."""
         n = self.numa.n_nodes
         if params.demote_scale_factor is None or not params.demotion_enabled:
             return np.zeros(n, dtype=np.int64)
-        tmp = self.capacity * params.demote_scale_factor // 10000
-        mark = np.clip(tmp, 2 * self.wmark[:, WMARK_HIGH], self.capacity)
+        tmp = capacity * params.demote_scale_factor // 10000
+        mark = np.clip(tmp, 2 * marks[:, WMARK_HIGH], capacity)
         return np.where(self.toptier & (self.demotion_target >= 0), mark, 0)
 
     @property

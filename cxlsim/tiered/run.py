@@ -209,7 +209,8 @@ class _Run:
         self.result = TraceRun(nodes, placement)
         self.sim = Simulation(seed)
         self.migration = migration or MigrationParams(cost=0.0)
-        self.migrator = Migrator(self.migration, self.hierarchy, self.sim.rng, rank)
+        self.migrator = Migrator(self.migration, self.hierarchy, self.sim.rng, rank,
+                                 kernel.scale)
         self.owed_core = np.zeros(cores)  # TLB flush time each core owes the next epoch (ns)
         self.owed_task = 0.0              # kernel time the task owes: its moves, shootdowns
         self.owed_flush = 0.0             # the shootdowns' part of it
@@ -488,7 +489,9 @@ def _migrate(kernel: KernelMemory, migrator: Migrator,
 
     The moves stand for a stream of faults spread over the epoch's ``span`` ns. A page
     that finds the destination at its high watermark fails and is not tried again (its
-    fault is over: the next comes after the scanner marks it anew). When the
+    fault is over: the next comes after the scanner marks it anew); that page is a real
+    one, a whole page of a scaled run only now and then (:meth:`Migrator.refusal`),
+    though the refusal wakes what it wakes each time. When the
     destination's kswapd is awake -- a refusal woke it (tiering mode,
     ``numamigrate_isolate_folio``), or TPP's WMARK_DEMOTE did -- it demotes while the
     stream goes on: it runs after each refusal and the later pages find its room, as
@@ -512,14 +515,18 @@ def _migrate(kernel: KernelMemory, migrator: Migrator,
     for node in dict.fromkeys(dest.tolist()):
         group = pages[dest == node]
         while group.size:
-            take = group[:kernel.migrate_room(node) + 1]  # those that fit, one refused
+            room = kernel.migrate_room(node)
+            refused = group.size > room and migrator.refusal()
+            take = group[:room + refused]  # those that fit, and the one refused
             move(take, node)
             group = group[take.size:]
+            if group.size and not refused:
+                kernel.refused(node, misplaced)
             if group.size and kernel.kswapd_woken[node] and budget > 0:
                 before = kernel.total("pgdemote_kswapd")
                 freed = kernel.kswapd()
                 budget -= kernel.total("pgdemote_kswapd") - before
-                if freed:
+                if freed or kernel.migrate_room(node):  # (its watermarks may have moved)
                     continue
             if group.size:
                 move(group, node)

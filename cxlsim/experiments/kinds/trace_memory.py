@@ -567,7 +567,7 @@ class TraceMemoryExperiment(MemoryExperiment):
                 exp = self._similar(law, numa)
             except ValueError as exc:
                 raise InputError(str(exc), key="real_footprint") from None
-            kernel = KernelMemory(numa, placement, exp.kernel)
+            kernel = KernelMemory(numa, placement, exp.kernel, law.scale)
             room = kernel.capacity - kernel.wmark[:, WMARK_MIN]
             self._check_room(found, kernel.capacity, room)
             policy = kind(numa, found.footprint, self.mempolicy,

@@ -40,9 +40,10 @@ class ColloidParams(PolicyParams):
     ewma: float = Field(0.0625, gt=0, le=1, description=(
         "weight of a round's occupancy and rate in their running averages (COLLOID_EWMA "
         "= 0.0625 in HeMem; the kernel module's 1/32)"), json_schema_extra=scales("fixed"))
-    max_pages: int = Field(50, ge=1, description=(
+    max_pages: float = Field(50.0, gt=0, description=(
         "pages moved per round at most (HeMem-Colloid: min(50 pages, dp x rate x 18 CHA "
-        "boxes x 64 B))"), json_schema_extra=scales("quota"))
+        "boxes x 64 B)); a fraction of a page carries over to the next round (a scaled "
+        "run's share: 50 / S)"), json_schema_extra=scales("quota"))
 
 
 class Colloid(Static):
@@ -57,6 +58,7 @@ class Colloid(Static):
         self.occupancy = np.zeros(self.numa.n_nodes)
         self.rate = np.zeros(self.numa.n_nodes)
         self.latency = np.zeros(self.numa.n_nodes)
+        self.credit = 0.0  # the fraction of a page of max_pages not yet used
 
     def moves(self, epoch: EpochView) -> tuple[np.ndarray, np.ndarray]:
         kernel, p = epoch.kernel, self.params
@@ -77,17 +79,20 @@ class Colloid(Static):
             gap = self.latency[local] - self.latency[far]
             dp = 1.0 if gap else 0.0
         src, dst = (local, far) if gap > 0 else (far, local)
-        hot, cold = self._pick(kernel, epoch.pages, src, dst, dp)
+        self.credit += p.max_pages
+        limit = int(self.credit)
+        self.credit -= limit
+        hot, cold = self._pick(kernel, epoch.pages, src, dst, dp, limit)
         epoch.stats["colloid_dp"] = float(dp)
         return (np.concatenate([cold, hot]),
                 np.concatenate([np.full(cold.size, src), np.full(hot.size, dst)]))
 
     def _pick(self, kernel, accessed: np.ndarray, src: int, dst: int,
-              dp: float) -> tuple[np.ndarray, np.ndarray]:
-        """Pages of ``src`` to move to ``dst``, hottest first among those that fit the
-        probability still to shift (HeMem-Colloid: the largest difference within the
-        rest of ``dp``), and the coldest pages of ``dst`` they swap with once ``dst``
-        is out of room."""
+              dp: float, limit: int) -> tuple[np.ndarray, np.ndarray]:
+        """At most ``limit`` pages of ``src`` to move to ``dst``, hottest first among
+        those that fit the probability still to shift (HeMem-Colloid: the largest
+        difference within the rest of ``dp``), and the coldest pages of ``dst`` they swap
+        with once ``dst`` is out of room."""
         pages, counts = np.unique(accessed, return_counts=True)
         frac = counts / max(counts.sum(), 1)
 
@@ -105,7 +110,7 @@ class Colloid(Static):
             rank = np.argsort(share(there), kind="stable")
             coldest, cold_share = there[rank], share(there)[rank]
         hot, left, at = [], dp, 0
-        while len(hot) < self.params.max_pages:
+        while len(hot) < limit:
             k = len(hot) - room  # this move's partner, if it needs one
             if k >= coldest.size:
                 break

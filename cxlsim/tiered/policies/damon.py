@@ -346,14 +346,17 @@ class Damos(Static):
         return pages
 
     def _effective_quota(self, scheme: Scheme, st: _State, kernel) -> int:
-        """``damos_set_effective_quota``: bytes the scheme may charge this interval."""
+        """``damos_set_effective_quota``: bytes the scheme may charge this interval. The
+        goal's feedback loop runs in the real system's bytes (the similarity law's
+        ``kernel.scale`` times the run's), from the kernel's least input up: run in the
+        run's, it would reach a quota S times smaller in fewer intervals."""
         if not scheme.quota_ms and scheme.goal == "none":
             return int(scheme.quota_bytes)
         esz = np.inf
         if scheme.goal != "none":
             st.esz_bp = feed_loop_next_input(max(st.esz_bp, MIN_INPUT),
                                              self._score(scheme, kernel))
-            esz = st.esz_bp // GOAL_SCORE
+            esz = st.esz_bp / GOAL_SCORE / kernel.scale
         if scheme.quota_ms:
             throughput = st.total_sz * 1e6 / st.total_ns if st.total_ns else FIRST_THROUGHPUT
             esz = min(esz, throughput * scheme.quota_ms * self.params.time_scale / 1e6)
