@@ -29,8 +29,9 @@ import pandas as pd
 
 from cxlsim.experiments import load_experiment
 from cxlsim.experiments.quick import quick_form
-from cxlsim.validation import FAIL, PASS, Outcome, check
+from cxlsim.validation import CALIBRATED, FAIL, PASS, Outcome, check
 from cxlsim.validation.checks import EXPERIMENTS, _band, _field
+from cxlsim.validation.identify import calibrated
 from cxlsim.validation.steady import MIN_PERIODS, Window, local_share, throughput, window
 
 #: The CXL expander's media latencies of tpp-latency.yaml (about 220, 260 and 300 ns
@@ -120,13 +121,15 @@ def _steady(*runs: tuple[str, Judged]) -> tuple[tuple[bool, str], ...]:
 
 def _judge(target_id: str, simulated: list[float], shown: str, why: str = "",
            labels: tuple[str, ...] = (), require: tuple[tuple[bool, str], ...] = (),
-           note: str = "") -> Outcome:
+           note: str = "", calibrated: dict[int, str] | None = None) -> Outcome:
     """Each simulated percentage against its published part and tolerance part (the
     targets' "a / b" columns; one tolerance with "each" covers every part): "±N points"
     or "< N points" is the distance from the published value, "< N %" a bound on the
     value itself. A row passes only when every part does and every ``require`` holds
     (``(ok, what failed)``); ``labels`` name the parts in the note, ``note`` is said
-    whatever the verdict."""
+    whatever the verdict. ``calibrated``: the parts (by index) a quantity was identified
+    from (:mod:`.identify`, named by the value): they must still meet their tolerance
+    but are not predictions, so a row of calibrated parts only is CALIBRATED."""
     published = [float(re.search(r"\d+(?:\.\d+)?", p)[0])
                  for p in _field(target_id, "published").split(" / ")]
     tolerance = _field(target_id, "tolerance").split(" / ")
@@ -136,6 +139,7 @@ def _judge(target_id: str, simulated: list[float], shown: str, why: str = "",
         raise ValueError(f"{target_id}: {len(simulated)} simulated parts for "
                          f"{len(published)} published and {len(tolerance)} tolerances")
     labels = tuple(labels) or ("",) * len(simulated)
+    calibrated = calibrated or {}
     misses = []
     for sim, pub, tol, label in zip(simulated, published, tolerance, labels):
         limit = float(re.search(r"\d+(?:\.\d+)?", tol)[0])
@@ -149,8 +153,11 @@ def _judge(target_id: str, simulated: list[float], shown: str, why: str = "",
         if not ok:
             misses.append(miss)
     misses += [what for ok, what in require if not ok]
-    return Outcome(shown, FAIL if misses else PASS,
-                   "; ".join(filter(None, ("; ".join(misses), why if misses else "", note))))
+    fitted = "; ".join(f"CALIBRATED: {(labels[i] + ' ') if labels[i] else ''}(the part "
+                       f"{quantity} is identified from)" for i, quantity in calibrated.items())
+    status = FAIL if misses else CALIBRATED if len(calibrated) == len(simulated) else PASS
+    return Outcome(shown, status, "; ".join(filter(None, (
+        "; ".join(misses), why if misses else "", fitted, note))))
 
 
 def _pct(x: float) -> str:
@@ -186,7 +193,8 @@ def _pair_outcome(target: str, file: str, workload: str, why: str,
     runs = (("default Linux", _run(file, workload, "default-linux")),
             ("TPP", _run(file, workload, "tpp")))
     return _judge(target, losses + locals_[len(locals_) - with_locals:], shown, why,
-                  labels=labels, require=_steady(*runs), note=_windows(*runs))
+                  labels=labels, require=_steady(*runs), note=_windows(*runs),
+                  calibrated=calibrated(target))
 
 
 def tpp_two_to_one(quick: bool) -> dict[str, Outcome]:
@@ -203,7 +211,7 @@ def tpp_two_to_one(quick: bool) -> dict[str, Outcome]:
         "T6.2": _judge("T6.2", [_loss(file, "web1", "default-linux") * 100, web1.local * 100],
                        f"{_pct(_loss(file, 'web1', 'default-linux'))} (local traffic "
                        f"{_pct(web1.local)})", _WHY_DEFAULT, labels=("loss", "local traffic"),
-                       note=_windows(("default Linux", web1))),
+                       note=_windows(("default Linux", web1)), calibrated=calibrated("T6.2")),
         "T6.3": _judge("T6.3", [tpp["web1"] * 100, runs["web1"].local * 100],
                        f"{_pct(tpp['web1'])} (local traffic {_pct(runs['web1'].local)})",
                        labels=("loss", "local traffic"), require=_steady(("TPP", runs["web1"])),

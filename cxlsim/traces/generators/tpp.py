@@ -339,7 +339,9 @@ _TEN_MINUTES = "600 s"
 
 def _service(name: str, doc: str, footprint: str, file_share: Source, anon_hot: Source,
              file_hot: Source, anon_first: Source, *, hot_window: Source, reaccess: Source,
-             churn: Source) -> Kind:
+             churn: Source, anon_ops: Source = ("pages", "the anon pages' share of the hot "
+                                                        "pages (no source splits the "
+                                                        "accesses by type)")) -> Kind:
     """A TPP service model with its workload's defaults (sources in each ``doc``)."""
     return Kind(name, doc, {
         **TIMING, **SPACE,
@@ -381,7 +383,11 @@ def _service(name: str, doc: str, footprint: str, file_share: Source, anon_hot: 
         "span": Param(_TEN_MINUTES, parse_time,
                       "real time the records after the start stand for (a time window is "
                       "that share of them): assumption, one reaccess_window"),
-        **_HEAT},
+        **_HEAT,
+        "anon_ops": Param(anon_ops[0], _share_or_pages,
+                          "share of the hot accesses that fall on anon pages (the rest on "
+                          "file pages), or 'pages': the anon pages' share of the hot pages; "
+                          "default: " + anon_ops[1])},
         service, regions=_REGIONS, columns=_COLUMNS)
 
 
@@ -414,9 +420,6 @@ _HEAT = {
                          "object_size of them): the median over the same 45 clusters of "
                          "the mean key + value size, 265 B, plus the 56 B of metadata "
                          "Twemcache keeps with each (" + _TWITTER + ")"),
-    "anon_ops": Param("pages", _share_or_pages,
-                      "share of the hot accesses that fall on anon pages (the rest on file "
-                      "pages); 'pages': the anon pages' share of the hot pages"),
     "spread": Param("0", fraction,
                     "share of the hot accesses that follow no object's popularity, spread "
                     "evenly over the type's hot pages (index, metadata and allocator "
@@ -496,7 +499,10 @@ KINDS = (
              hot_window=("60 s", "Cache2's hot shares are of pages used within one minute "
                                  "(Fig. 8; within two its anon and file shares are close)"),
              reaccess=_CACHE_REACCESS,
-             churn=_NO_CHURN),
+             churn=_NO_CHURN,
+             anon_ops=("0.42", "identified on T6.3c, Cache2's default-Linux local traffic "
+                               "of 78 % at DRAM:CXL 2:1 (cxlsim.validation.identify; "
+                               "plausible 0.1-0.9)")),
     _service("warehouse", "TPP's Data Warehouse (batch query engine)", "96 MiB",
              ("0.15", "anon pages are 85 % of its memory, file 15 %, stable (Fig. 9d)"),
              ("0.333", "only a third of its anon pages are hot"),
