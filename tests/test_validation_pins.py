@@ -94,6 +94,17 @@ def test_the_full_mode_pins_cover_the_same_targets():
     assert list(_pins(PINS_FULL)) == list(_pins())
 
 
+def test_quick_mode_gives_every_row_the_full_modes_status():
+    """Quick mode is the same study at a coarser scale: row by row, its pinned status is
+    the full run's, but for a row quick mode does not judge (SMOKE, which says why)."""
+    from cxlsim.validation import SMOKE
+
+    full = _pins(PINS_FULL)
+    differ = {id_: (pin["status"], full[id_]["status"]) for id_, pin in _pins().items()
+              if pin["status"] not in (SMOKE, full[id_]["status"])}
+    assert not differ, differ
+
+
 def test_a_calibrated_row_that_drifts_out_of_its_tolerance_fails():
     from cxlsim.validation import CALIBRATED, FAIL, Outcome
     from cxlsim.validation.run import held

@@ -18,6 +18,9 @@ PASS, FAIL, EXPLAINED, NOT_MODELLED = "PASS", "FAIL", "EXPLAINED", "NOT MODELLED
 #: The published value is an input of the model (fitted to this row): it cannot PASS, and
 #: it FAILs when its value drifts out of the tolerance (:func:`run.held`).
 CALIBRATED = "CALIBRATED"
+#: Quick mode does not judge this row (its coarser scale cannot give the full run's
+#: status; the note says why): shown, not counted as a pass or a failure.
+SMOKE = "SMOKE"
 
 #: Keys of one validation row, in order (the ``--json`` schema).
 ROW_KEYS = ("id", "quantity", "published", "simulated", "tolerance", "status")
@@ -30,6 +33,13 @@ class Outcome:
     simulated: str
     status: str
     note: str = ""
+
+
+def smoke(outcome: Outcome, why: str) -> Outcome:
+    """``outcome`` as quick mode shows a row it does not judge (:data:`SMOKE`): its value,
+    why quick mode cannot judge it, and the status it would have had."""
+    return Outcome(outcome.simulated, SMOKE, "; ".join(filter(None, (
+        f"not judged in quick mode: {why} (as judged: {outcome.status})", outcome.note))))
 
 
 Check = Callable[[bool], dict[str, Outcome]]
