@@ -89,6 +89,8 @@ def test_mix_efficiency_is_symmetric_and_bounded(r):
     ({"trfc": "4 us", "trefi": "3.9 us"}, "tRFC (4 us) is not shorter than tREFI (3.9 us)"),
     ({"drain_high": "50 %", "drain_low": "60 %"},
      "drain_low (60%) is not below drain_high (50%)"),
+    ({"banks": 16, "bank_groups": 3},
+     "16 banks do not split into 3 bank groups; expected banks a multiple of bank_groups"),
 ])
 def test_timings_that_break_jedec_relations_are_refused(tmp_path, timings, message):
     from cxlsim.errors import InputError
