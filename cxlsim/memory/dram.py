@@ -23,7 +23,8 @@ Sustained bandwidth. Each data bus (a channel, or a DDR5 subchannel) moves a 64 
 in ``line_time``; a line costs more when activations bind: each rank may open a row
 once per tRRD_S (the next in another bank group) and four per tFAW, so a line costs
 ``max(line_time, max(tRRD_S, tFAW/4) / ranks / burst_lines)`` (:attr:`line_cost`).
-All-bank refresh takes the bus ``tRFC/tREFI`` of the time; DDR5's same-bank refresh
+All-bank refresh takes the bus ``(tRP + tRFC + tRCD + CL)/tREFI`` of the time (the banks
+closed before it, a row opened and its CAS latency after); DDR5's same-bank refresh
 (``trfc_sb``) holds one bank of each bank group and leaves the bus to the others. Reads
 and writes share the half-duplex bus: the controller queues writes and drains
 ``write_drain`` lines at a time, each drain turning the bus around twice
@@ -161,9 +162,13 @@ class DramParams(StrictModel):
 
     @property
     def refresh_share(self) -> float:
-        """Share of the bus lost to refresh: tRFC/tREFI for all-bank refresh, none for
-        same-bank refresh (the other banks keep the bus)."""
-        return self.trfc / self.trefi if self.trefi and not self.trfc_sb else 0.0
+        """Share of the bus lost to refresh: for all-bank refresh, once per tREFI the
+        banks' precharge (tRP) before the rank's tRFC and, after it, a row's activation
+        and CAS latency (tRCD + CL) before data flows again; none for same-bank refresh
+        (the other banks keep the bus)."""
+        if not self.trefi or self.trfc_sb:
+            return 0.0
+        return (self.trp + self.trfc + self.trcd + self.cl) / self.trefi
 
     @property
     def refresh_stall(self) -> float:
