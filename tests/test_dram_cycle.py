@@ -25,8 +25,11 @@ from cxlsim.config import load_document, validate_document
 from cxlsim.memory import dram_cycle
 from cxlsim.memory.dram import DramParams, DramTarget
 
-#: The presets, on one bus each: DDR5 (one rank), HBM2, DDR4 with two ranks (Power9's).
-PRESETS = {"ddr5-4800": {}, "hbm2": {}, "ddr4-2666": {"ranks": 2}}
+#: The presets, on one bus each, as the measured platforms use them: DDR5 (Graviton3's:
+#: one rank), HBM2 with A64FX's 256 B requests, DDR4 with Power9's two ranks and 128 B
+#: requests.
+PRESETS = {"ddr5-4800": {}, "hbm2": {"request_lines": 4},
+           "ddr4-2666": {"ranks": 2, "request_lines": 2}}
 REQUESTS = 25_000
 
 
