@@ -1,4 +1,6 @@
-"""The one CXL device model (``devices/cxl-controller``: a request queue a DRAM channel)."""
+"""The one CXL device model (``devices/cxl-controller``: a request queue a DRAM channel)
+and the quantities identified from one published number each
+(:mod:`cxlsim.validation.identified`)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,9 @@ from cxlsim.engine import Simulation
 from cxlsim.memory.expander import ExpanderTarget
 from cxlsim.topology import load_topology
 from cxlsim.topology.elaborate import System
+from cxlsim.validation.identified import (CHANNEL_QUEUE, QUANTITIES, TRACKERS, identify,
+                                          leave_one_out, nearest)
+from cxlsim.validation.fidelity import identified_section
 
 SINGLE = REPO / "topologies" / "single-expander.yaml"
 
@@ -67,5 +72,43 @@ def test_the_modules_with_a_published_bandwidth_share_one_controller():
         parts[name] = (spec.controller_latency, spec.media_latency, spec.channel_queue,
                        spec.request_buffer)
     assert parts["cz120"] == parts["one-channel-expander"] == parts["selectel-xeon6-cxl"] \
-        == (30.0, 50.0, 70, None)
+        == (30.0, 50.0, CHANNEL_QUEUE.held(), None)
     assert parts["hmsdk-cmm"] == (30.0, 50.0, None, None)
+
+
+def test_nearest_finds_the_whole_value_by_bisection():
+    calls = []
+
+    def simulate(v: int) -> float:
+        calls.append(v)
+        return 0.25 * v
+
+    assert nearest(simulate, 10.1, 1, 1000) == 40 and len(calls) < 16
+    assert nearest(simulate, 10.2, 1, 1000) == 41  # 10.25 is nearer than 10.0
+    assert nearest(simulate, 0.0, 8, 1000) == 8  # the target below the range: its end
+    assert nearest(simulate, 999.0, 8, 1000) == 1000
+
+
+def test_the_models_hold_the_values_their_rows_identify():
+    for quantity in QUANTITIES:
+        assert identify(quantity, quantity.row) == quantity.held()
+        assert quantity.low <= quantity.held() <= quantity.high
+
+
+def test_the_leave_one_out_of_the_controllers_queue_agrees():
+    """Identified on CXL-A (one channel, all reads) it predicts CZ120 (two channels, 2:1)
+    within ±10 %, and back: the queue scales with the channels."""
+    there, back = leave_one_out(CHANNEL_QUEUE)
+    assert (there.source, there.predicted, back.source) == ("T8.6", "T8.5", "T8.5")
+    assert there.holds and back.holds
+    assert there.text().startswith("T8.5 35.0 GB/s (-2.7% from 36 GB/s)")
+
+
+def test_the_leave_one_out_of_the_trackers_disagrees_and_says_what_is_missing():
+    there, back = leave_one_out(TRACKERS)
+    assert there.value == TRACKERS.held() and back.value < there.value
+    assert not there.holds and there.error > 3  # T5.2 over its ±3 points
+    section = "\n".join(identified_section())
+    assert "| trackers (models/cpus/xeon6.yaml) | 610 |" in section
+    assert "disagree: at one value the model's gain at 1:1" in section
+    assert "agree within the rows' tolerances; not applied to T5's CMM modules" in section
