@@ -30,12 +30,12 @@ TOPOLOGY = Path(__file__).resolve().parents[1] / "topologies" / "single-expander
 
 def python_fixed_points(system: MemorySystem, demands):
     """Each node's fixed point by brentq over the Python-level models."""
-    def fixed(n: str, latency: dict[str, float], tol: float) -> float:
+    def fixed(n: str, latency: dict[str, float], wait: float, tol: float) -> float:
         node, trial = system.nodes[n], dict(latency)
 
         def excess(x: float) -> float:
             trial[n] = x
-            reads, writes, _ = system._loads(demands, trial, n)
+            reads, writes, _ = system._loads(demands, trial, n, wait)
             return x - node.read_latency(reads[n], writes[n])
 
         lo = node.idle_latency

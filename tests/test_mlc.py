@@ -62,8 +62,10 @@ def test_mlc_experiment_targets(mlc):
     assert m["threads"] == 47 and m["mlp"] == 16  # Xeon 6 preset: 48 cores, 16 fill buffers
     assert m["band_max_rel_diff_interleave"] <= 0.05          # T4.1
     assert m["delay0_order"] == "ram > interleave > cxl"      # T4.2
-    # at zero delay the CXL links saturate: about 2 x 26 GB/s of 64 B reads
-    assert m["bandwidth_GBps_delay0_cxl"] == pytest.approx(2 * 26.36, rel=0.01)
+    # at zero delay the CXL links saturate: about 2 x 26 GB/s of 64 B reads, less the
+    # little the controllers' queues (devices/cxl-controller, 140 requests a card) wait
+    assert m["bandwidth_GBps_delay0_cxl"] == pytest.approx(2 * 26.36, rel=0.02)
+    assert m["bandwidth_GBps_delay0_cxl"] < 2 * 26.36
     points = mlc.tables["points"]
     assert {150.0, 200.0, 250.0, 300.0} <= set(points["delay_ns"])
 
@@ -72,8 +74,11 @@ def test_bandwidth_by_mix_half_versus_full_duplex(mlc):
     mixes = mlc.tables["mixes"].pivot(index="mix", columns="mode", values="bandwidth_GBps")
     # DRAM's bus is half duplex: writes cost turnarounds
     assert mixes.loc["all reads", "ram"] > mixes.loc["2:1", "ram"] > mixes.loc["1:1", "ram"]
-    # the CXL link is full duplex: writes ride the other direction
-    assert mixes.loc["1:1", "cxl"] > mixes.loc["2:1", "cxl"] > mixes.loc["all reads", "cxl"]
+    # the CXL link is full duplex: writes ride the other direction, so a mix passes the
+    # read direction's limit -- up to the controllers' queues (devices/cxl-controller,
+    # 140 requests a card), which count reads and writes alike: the mixes meet there
+    assert min(mixes.loc["1:1", "cxl"], mixes.loc["2:1", "cxl"]) > mixes.loc["all reads", "cxl"]
+    assert mixes.loc["1:1", "cxl"] == pytest.approx(mixes.loc["2:1", "cxl"], rel=0.02)
 
 
 def test_stream_counts_only_the_named_arrays(system):
@@ -132,10 +137,15 @@ def test_unknown_memory_target_is_refused_at_load():
 
 
 def test_t4_failures_say_why(quick_validation):
+    """T4.3 and T4.5 fail at the assumed workers x MLP and say where the published value
+    lies over the grid the report leaves open."""
     rows = {r["id"]: r for r in quick_validation if r["id"].startswith("T4.")}
     assert re.match(r"\+\d\.\d points from the published -7 %", rows["T4.3"]["note"])
-    assert "accesses in flight" in rows["T4.3"]["note"] and "workers" in rows["T4.3"]["note"]
-    assert "counted as steeper" in rows["T4.5"]["note"] and "busy" in rows["T4.5"]["note"]
+    for row in ("T4.3", "T4.5"):
+        assert "over the plausible grid -- 16-144 workers" in rows[row]["note"]
+        assert re.search(r"ranges from [-+]\d+\.\d% to [-+]\d+\.\d%: the published .* lies "
+                         r"(inside|outside) it", rows[row]["note"])
+    assert "counts as steeper" in rows["T4.5"]["note"]
     assert "whatever their MLP" in rows["T4.5"]["note"]
 
 

@@ -1,12 +1,12 @@
-"""The server application's demand ceiling and request-latency rise (T4.5's diagnostic)."""
+"""The server application's demand ceiling, request-latency rise and the grid of the
+workers and MLPs its source leaves open (T4.3's and T4.5's ranges)."""
 
 from __future__ import annotations
 
 import pytest
 
 from conftest import REPO
-from cxlsim.apps.server import (demand_ceiling, first_workers, latency_rise, serve,
-                               steeper_from)
+from cxlsim.apps.server import demand_ceiling, latency_rise, plausible_grid, serve
 from cxlsim.experiments import load_experiment
 
 APP = REPO / "experiments" / "app-cxl-vs-ram.yaml"
@@ -47,27 +47,23 @@ def test_no_mlp_makes_cxl_visibly_steeper_at_48_workers(spec, system, mlp):
     app = spec.app.model_copy(update={"mlp": mlp})
     cxl, ram = (latency_rise(system, app, spec.modes[m], 48, mlp) for m in ("cxl", "ram"))
     assert 0 < cxl - ram < 0.01
-    assert steeper_from(system, app, spec.modes["cxl"], spec.modes["ram"], 0.01,
-                        range(8, 49, 8), mlp) is None
+    grid = plausible_grid(system, app, spec.modes["cxl"], spec.modes["ram"], range(8, 49, 8),
+                          [mlp])
+    assert (grid["steeper"] < 0.01).all()
 
 
-def test_steeper_from_returns_the_first_count(spec, system):
-    slow, fast, m = spec.modes["cxl"], spec.modes["ram"], spec.thread_mlp
-    at = {n: latency_rise(system, spec.app, slow, n, m) - latency_rise(system, spec.app,
-                                                                        fast, n, m)
-          for n in (16, 32, 48)}
-    assert at[16] < at[32] < at[48]
-    assert steeper_from(system, spec.app, slow, fast, at[32], (16, 32, 48), m) == 32
-    assert steeper_from(system, spec.app, slow, fast, at[48] * 2, (16, 32, 48), m) is None
-
-
-def test_first_workers_bisects():
-    calls = []
-
-    def reached(n):
-        calls.append(n)
-        return n >= 37
-
-    assert first_workers(range(1, 101), reached) == 37 and len(calls) <= 8
-    assert first_workers(range(1, 30), reached) is None
-    assert first_workers([], reached) is None
+def test_the_grid_is_serve_and_latency_rise_at_each_point(spec, system):
+    slow, fast = spec.modes["cxl"], spec.modes["ram"]
+    grid = plausible_grid(system, spec.app, slow, fast, (16, 96), (1.5, 16))
+    assert list(zip(grid.threads, grid.mlp)) == [(16, 1.5), (96, 1.5), (16, 16), (96, 16)]
+    for point in grid.itertuples():
+        app = spec.app.model_copy(update={"mlp": point.mlp})
+        rates = [serve(system, app, w, point.threads, point.mlp)["throughput_rps"]
+                 for w in (slow, fast)]
+        assert point.throughput_change == pytest.approx(rates[0] / rates[1] - 1, rel=1e-12)
+        assert point.steeper == pytest.approx(
+            latency_rise(system, app, slow, point.threads, point.mlp)
+            - latency_rise(system, app, fast, point.threads, point.mlp), rel=1e-12)
+    # more workers and fewer accesses in flight both cost CXL more
+    by = grid.set_index(["threads", "mlp"])["throughput_change"]
+    assert by[96, 16] < by[16, 16] and by[16, 1.5] < by[16, 16]

@@ -26,7 +26,7 @@ with the workers (:func:`latency_rise`) only by that little queueing divided by 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -108,22 +108,20 @@ def latency_rise(system: MemorySystem, app: ServerAppParams, weights: Mapping[st
     return many / one - 1
 
 
-def first_workers(threads: Sequence[int], reached: Callable[[int], bool]) -> int | None:
-    """The first of the ascending worker counts ``threads`` at which ``reached`` holds, by
-    bisection: ``reached`` must stay true once true (more workers only lengthen the
-    queues); None if the last count does not reach."""
-    lo, hi = 0, len(threads)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if reached(threads[mid]) else (mid + 1, hi)
-    return threads[lo] if lo < len(threads) else None
-
-
-def steeper_from(system: MemorySystem, app: ServerAppParams, slow: Mapping[str, float],
-                 fast: Mapping[str, float], by: float, threads: Sequence[int],
-                 mlp: float) -> int | None:
-    """The first of the ascending ``threads`` at which the request latency with pages
-    placed by ``slow`` rises at least ``by`` (a fraction) more than with ``fast``; None if
-    none does. A sensitivity of the worker count: the counts need not be a real CPU's."""
-    return first_workers(threads, lambda n: latency_rise(system, app, slow, n, mlp)
-                         - latency_rise(system, app, fast, n, mlp) >= by)
+def plausible_grid(system: MemorySystem, app: ServerAppParams, slow: Mapping[str, float],
+                   fast: Mapping[str, float], threads: Sequence[int],
+                   mlps: Sequence[float]) -> pd.DataFrame:
+    """One row per worker count of ``threads`` and MLP of ``mlps`` (values a source leaves
+    open): the throughput change with pages placed by ``slow`` against ``fast``
+    (``throughput_change``) and how much more the request latency rises from one worker
+    to that many (``steeper``, :func:`latency_rise`). The counts need not be a real CPU's."""
+    rows = []
+    for m in mlps:
+        a = app.model_copy(update={"mlp": m})
+        for n in threads:
+            change = (serve(system, a, slow, n, m)["throughput_rps"]
+                      / serve(system, a, fast, n, m)["throughput_rps"] - 1)
+            rows.append({"threads": n, "mlp": m, "throughput_change": change,
+                         "steeper": latency_rise(system, a, slow, n, m)
+                         - latency_rise(system, a, fast, n, m)})
+    return pd.DataFrame(rows)

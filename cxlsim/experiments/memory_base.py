@@ -79,10 +79,11 @@ class MemoryExperiment(ExperimentSpec):
 
     def memory(self) -> MemorySystem:
         """The epoch level's memory system of the topology (measured curves in place of
-        the models of the targets ``curves`` names)."""
+        the models of the targets ``curves`` names), with the CPU's trackers."""
         return MemorySystem.from_topology(
             Topology.from_spec(self.topology), self.host, self.nodes,
-            curves={name: spec.target(name) for name, spec in self.curves.items()})
+            curves={name: spec.target(name) for name, spec in self.curves.items()},
+            trackers=self.cpu.trackers)
 
     @property
     def workers(self) -> int:

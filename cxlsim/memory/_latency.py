@@ -277,30 +277,92 @@ def node_latency(spec, starts, fractions, first, last, read_bps, write_bps, rho,
 
 
 @njit(cache=True)
+def demand_latency(d, shares, order, latency):
+    """Demand ``d``'s mean read latency over its nodes, added in ``order[d]``'s order."""
+    mean = 0.0
+    for k in range(order.shape[1]):
+        m = order[d, k]
+        if m < 0:
+            break
+        if shares[d, m] > 0:
+            mean += shares[d, m] * latency[m]
+    return mean
+
+
+@njit(cache=True)
 def _excess(x, node, spec, starts, fractions, targets, threads, mlp, gap, read_fraction,
             shares, order, latency, rho, wait):
     """x minus node ``node``'s latency at the load the demands put on it when its
     latency is ``x`` (the others' in ``latency``): increasing in x, zero at the point.
     Demand ``d`` shares ``shares[d, m]`` of its accesses to node ``m``; ``order[d]``
     lists its nodes as its shares do (-1 after the last): its mean latency adds them
-    in that order."""
+    in that order. ``latency``'s last entry, after the nodes', is the wait for a
+    tracker of the host's shared pool (0 without one: :func:`tracker_fixed_point`)."""
     latency[node] = x
     reads = 0.0
     writes = 0.0
+    pool_wait = latency[latency.shape[0] - 1]
     for d in range(threads.shape[0]):
-        mean = 0.0
-        for k in range(order.shape[1]):
-            m = order[d, k]
-            if m < 0:
-                break
-            if shares[d, m] > 0:
-                mean += shares[d, m] * latency[m]
-        rate = mlp[d] / (mlp[d] * gap[d] + mean)
+        mean = demand_latency(d, shares, order, latency)
+        rate = mlp[d] / (mlp[d] * gap[d] + mean + pool_wait)
         line_rate = threads[d] * rate * shares[d, node] * 1e9 * LINE
         reads += line_rate
         writes += line_rate * (1 - read_fraction[d]) / read_fraction[d]
     return x - node_latency(spec, starts, fractions, targets[node], targets[node + 1], reads,
                             writes, rho, wait)
+
+
+@njit(cache=True)
+def tracker_load(threads, mlp, gap, shares, order, latency, wait):
+    """(reads per ns, trackers held) of the demands when a read waits ``wait`` ns for a
+    tracker and then holds it for its node's latency (``latency[m]``): Little's law,
+    ``held = sum of rate x hold``."""
+    reads = 0.0
+    held = 0.0
+    for d in range(threads.shape[0]):
+        mean = demand_latency(d, shares, order, latency)
+        rate = threads[d] * mlp[d] / (mlp[d] * gap[d] + mean + wait)
+        reads += rate
+        held += rate * mean
+    return reads, held
+
+
+@njit(cache=True)
+def tracker_wait(trackers, threads, mlp, gap, shares, order, latency, wait):
+    """The mean wait (ns) for one of ``trackers`` when the demands' reads wait ``wait``:
+    M/D/c (:func:`mdc_wait`) with the trackers as servers, the reads' mean latency as
+    the holding time; infinite when the reads would hold every tracker."""
+    reads, held = tracker_load(threads, mlp, gap, shares, order, latency, wait)
+    if reads <= 0.0:
+        return 0.0
+    if held >= trackers:
+        return math.inf
+    return mdc_wait(trackers, held, held / reads)
+
+
+@njit(cache=True)
+def tracker_fixed_point(trackers, tol, threads, mlp, gap, shares, order, latency):
+    """The wait for a tracker consistent with the load it leaves, the nodes' latencies
+    held at ``latency``: the root of ``w - tracker_wait(w)``, which rises with ``w``
+    (a longer wait slows the threads and frees trackers). The root lies below the wait
+    at no wait, ``[0, tracker_wait(0)]``; when that is infinite (the reads would hold
+    every tracker) the bracket is doubled from ``max(1 ns, latency[-1])``. Bisection to
+    ``tol`` of the bracket's upper end or of 1 ns, whichever is more."""
+    lo = 0.0
+    hi = tracker_wait(trackers, threads, mlp, gap, shares, order, latency, lo)
+    if hi <= 0.0:
+        return lo
+    if not math.isfinite(hi):
+        hi = max(1.0, latency[latency.shape[0] - 1])
+        while hi - tracker_wait(trackers, threads, mlp, gap, shares, order, latency, hi) < 0.0:
+            lo, hi = hi, 2.0 * hi
+    while hi - lo > tol * max(hi, 1.0):
+        mid = 0.5 * (lo + hi)
+        if mid - tracker_wait(trackers, threads, mlp, gap, shares, order, latency, mid) < 0.0:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
 
 
 @njit(cache=True)

@@ -48,7 +48,14 @@ from cxlsim.memory.cores import access_cores
 from cxlsim.memory.loaded import MemoryNode, Target, busiest
 from cxlsim.units import LINE_BYTES
 
-_FixedPoint = Callable[[str, dict[str, float], float], float]
+_FixedPoint = Callable[[str, dict[str, float], float, float], float]
+_PoolPoint = Callable[[dict[str, float], float, float], float]
+
+
+def _scale(x: np.ndarray | float) -> np.ndarray | float:
+    """What a coordinate's moves are measured against: the value itself, or 1 ns for a
+    wait near zero (a tracker wait; node latencies are never below their idle)."""
+    return np.maximum(x, 1.0)
 
 
 @dataclass(frozen=True)
@@ -68,6 +75,11 @@ class Demand:
             raise ValueError(f"read_fraction must be in (0, 1], not {self.read_fraction!r}")
         if abs(sum(self.shares.values()) - 1) > 1e-9 or min(self.shares.values()) < 0:
             raise ValueError(f"shares must be non-negative and sum to 1, not {dict(self.shares)}")
+
+    @property
+    def in_flight(self) -> float:
+        """The most reads these threads can have in flight at once: threads x mlp."""
+        return self.threads * self.mlp
 
     def rate(self, latency: float) -> float:
         """Accesses per ns of one thread seeing mean read latency ``latency`` (ns)."""
@@ -90,6 +102,8 @@ class Equilibrium:
     latencies: list[float]             # mean read latency seen by each demand, ns
     sweeps: int
     servers: dict[str, dict] = field(default_factory=dict)
+    tracker_wait: float = 0.0          # a read's mean wait for a host tracker, ns
+    trackers_busy: float = 0.0         # the share of the host's trackers held
 
     @property
     def bandwidth(self) -> float:
@@ -101,21 +115,28 @@ class Equilibrium:
 
 
 class MemorySystem:
-    """A host's memory nodes for the epoch level."""
+    """A host's memory nodes for the epoch level, and the trackers its uncore shares
+    between them (``trackers``: reads in flight to all nodes at once; None = no limit
+    but the threads' own)."""
 
-    def __init__(self, nodes: Mapping[str, MemoryNode]) -> None:
+    def __init__(self, nodes: Mapping[str, MemoryNode], trackers: int | None = None) -> None:
+        if trackers is not None and trackers < 1:
+            raise ValueError(f"trackers must be at least 1 (or None), not {trackers!r}")
         self.nodes = dict(nodes)
+        self.trackers = trackers
         self._specs: tuple | None = None  # the targets as the compiled solver reads them
         self._idle: dict[str, float] | None = None  # each node's idle latency, likewise
 
     @classmethod
     def from_topology(cls, topology, host: str = "host0",
                       nodes: Mapping[str, Sequence[str]] | None = None,
-                      curves: Mapping[str, Target] | None = None) -> MemorySystem:
+                      curves: Mapping[str, Target] | None = None,
+                      trackers: int | None = None) -> MemorySystem:
         """Targets from ``topology``: every ``dram`` node attached to ``host`` and every
         CXL Type 2/3 device it reaches (named as in the topology); ``nodes`` groups them
         into NUMA nodes (name -> targets interleaved equally; default one node per
-        target); ``curves`` replaces a target's model by a measured one."""
+        target); ``curves`` replaces a target's model by a measured one; ``trackers``
+        is the host's shared pool (the CPU's :attr:`~cxlsim.memory.CpuParams.trackers`)."""
         targets: dict[str, Target] = {}
         graph = topology.graph
         for name, data in graph.nodes(data=True):
@@ -144,7 +165,7 @@ class MemorySystem:
                 raise ValueError(f"node {node!r}: unknown memory target(s) {missing}; known: "
                                  f"{', '.join(sorted(targets))}")
             built[node] = MemoryNode(node, [targets[m] for m in members])
-        return cls(built)
+        return cls(built, trackers)
 
     @property
     def idle(self) -> dict[str, float]:
@@ -155,12 +176,14 @@ class MemorySystem:
         return self._idle
 
     def _loads(self, demands: Sequence[Demand], latencies: Mapping[str, float],
-               node: str | None = None) -> tuple[dict, dict, list[float]]:
+               node: str | None = None, wait: float = 0.0) -> tuple[dict, dict, list[float]]:
+        """Read and write bandwidth per node (B/s) and each demand's rate when the nodes
+        answer in ``latencies`` and a read waits ``wait`` ns for a tracker first."""
         reads = dict.fromkeys(self.nodes, 0.0)
         writes = dict.fromkeys(self.nodes, 0.0)
         rates = []
         for d in demands:
-            x = d.rate(d.mean_latency(latencies))
+            x = d.rate(d.mean_latency(latencies) + wait)
             rates.append(x)
             for n, s in d.shares.items():
                 if node is not None and n != node:
@@ -173,18 +196,37 @@ class MemorySystem:
     def solve(self, demands: Sequence[Demand], tol: float = 1e-9,
               max_sweeps: int = 500) -> Equilibrium:
         """The consistent operating point of ``demands`` on this system."""
-        latency, sweeps = self.node_latencies(demands, tol, max_sweeps)
-        reads, writes, rates = self._loads(demands, latency)
+        latency, wait, sweeps = self._operating_point(demands, tol, max_sweeps)
+        reads, writes, rates = self._loads(demands, latency, wait=wait)
         servers = {n: node.servers(reads[n], writes[n]) for n, node in self.nodes.items()}
+        busy = 0.0
+        if self.trackers is not None and demands:
+            threads, mlp, gap, _, shares, order = self._arrays(demands)[-6:]
+            busy = _latency.tracker_load(threads, mlp, gap, shares, order,
+                                         self._vector(latency, wait), wait)[1] / self.trackers
         return Equilibrium(
             latency=dict(latency), read_bps=reads, write_bps=writes,
             utilisation={n: busiest(s) for n, s in servers.items()},
-            rates=rates, latencies=[d.mean_latency(latency) for d in demands], sweeps=sweeps,
-            servers=servers)
+            rates=rates, latencies=[d.mean_latency(latency) + wait for d in demands],
+            sweeps=sweeps, servers=servers, tracker_wait=wait, trackers_busy=busy)
 
     def node_latencies(self, demands: Sequence[Demand], tol: float = 1e-9,
                        max_sweeps: int = 500) -> tuple[dict[str, float], int]:
         """The node latencies of :meth:`solve`'s operating point, and its sweeps."""
+        latency, _, sweeps = self._operating_point(demands, tol, max_sweeps)
+        return latency, sweeps
+
+    def pooled(self, demands: Sequence[Demand]) -> bool:
+        """Whether the host's trackers can run out under ``demands``: only when the
+        threads can have more reads in flight than there are trackers."""
+        return self.trackers is not None and sum(d.in_flight for d in demands) > self.trackers
+
+    def _operating_point(self, demands: Sequence[Demand], tol: float, max_sweeps: int
+                         ) -> tuple[dict[str, float], float, int]:
+        """The node latencies, the wait for a tracker (0 if the trackers cannot run out)
+        and the sweeps of the operating point. The wait is one more coordinate of the
+        Newton iteration, its own fixed point :func:`~cxlsim.memory._latency.
+        tracker_fixed_point` with the nodes held."""
         for d in demands:
             unknown = set(d.shares) - set(self.nodes)
             if unknown:
@@ -193,56 +235,69 @@ class MemorySystem:
         latency = dict(self.idle)
         active = [n for n in self.nodes if any(d.shares.get(n, 0) > 0 and d.threads > 0
                                                for d in demands)]
-        x = np.array([latency[n] for n in active])
+        pooled = self.pooled(demands)
+        x = np.array([latency[n] for n in active] + ([0.0] if pooled else []))
         fixed = self._fixed_points(demands)
+        pool = self._tracker_fixed_point(demands) if pooled else None
         sweeps, moved = 0, math.inf
         for sweeps in range(1, max_sweeps + 1):
-            p = self._psi(active, fixed, x, latency, tol)
-            moved = float(np.max(np.abs(p - x) / x)) if x.size else 0.0
-            if moved <= tol or len(active) <= 1:
+            p = self._psi(active, fixed, pool, x, latency, tol)
+            moved = float(np.max(np.abs(p - x) / _scale(x))) if x.size else 0.0
+            if moved <= tol or x.size <= 1:
                 x = p
                 break
-            x = self._newton(active, fixed, x, p, latency, tol)
+            x = self._newton(active, fixed, pool, x, p, latency, tol)
         else:
             raise RuntimeError(f"no equilibrium within {max_sweeps} iterations "
                                f"(moved {moved:.3g})")
         latency.update(zip(active, x))
-        return latency, sweeps
+        return latency, float(x[-1]) if pooled else 0.0, sweeps
 
-    def _psi(self, active: list[str], fixed: _FixedPoint, x: np.ndarray,
-             latency: dict[str, float], tol: float) -> np.ndarray:
-        """Each active node's own fixed point with the other nodes at ``x`` (Jacobi)."""
+    def _psi(self, active: list[str], fixed: _FixedPoint, pool: _PoolPoint | None,
+             x: np.ndarray, latency: dict[str, float], tol: float) -> np.ndarray:
+        """Each active node's own fixed point with the other nodes (and the wait for a
+        tracker, ``x``'s last entry with a ``pool``) at ``x``, then the wait's (Jacobi)."""
         base = dict(latency)
         base.update(zip(active, x))
-        return np.array([fixed(n, base, tol * 1e-2) for n in active])
+        wait = float(x[-1]) if pool is not None else 0.0
+        out = [fixed(n, base, wait, tol * 1e-2) for n in active]
+        if pool is not None:
+            out.append(pool(base, wait, tol * 1e-2))
+        return np.array(out)
 
-    def _newton(self, active: list[str], fixed: _FixedPoint, x: np.ndarray,
-                p: np.ndarray, latency: dict[str, float], tol: float) -> np.ndarray:
+    def _newton(self, active: list[str], fixed: _FixedPoint, pool: _PoolPoint | None,
+                x: np.ndarray, p: np.ndarray, latency: dict[str, float],
+                tol: float) -> np.ndarray:
         """A Newton step on ``x = psi(x)`` (finite-difference Jacobian), kept only if it
         lowers the residual; else the plain iterate ``psi(x)``."""
         n = x.size
         jac = np.zeros((n, n))
         for m in range(n):
-            h = 1e-6 * x[m]
+            h = 1e-6 * _scale(x[m])
             xh = x.copy()
             xh[m] += h
-            jac[:, m] = (self._psi(active, fixed, xh, latency, tol) - p) / h
+            jac[:, m] = (self._psi(active, fixed, pool, xh, latency, tol) - p) / h
         try:
             step = np.linalg.solve(np.eye(n) - jac, p - x)
         except np.linalg.LinAlgError:
             return p
-        idle = np.array([self.idle[a] for a in active])
-        cand = np.maximum(x + step, idle)
-        res_cand = np.max(np.abs(self._psi(active, fixed, cand, latency, tol) - cand) / cand)
-        res_p = np.max(np.abs(self._psi(active, fixed, p, latency, tol) - p) / p)
+        floor = np.array([self.idle[a] for a in active] + ([0.0] if pool is not None else []))
+        cand = np.maximum(x + step, floor)
+        res_cand = np.max(np.abs(self._psi(active, fixed, pool, cand, latency, tol) - cand)
+                          / _scale(cand))
+        res_p = np.max(np.abs(self._psi(active, fixed, pool, p, latency, tol) - p)
+                       / _scale(p))
         return cand if res_cand < res_p else p
 
-    def _fixed_points(self, demands: Sequence[Demand]) -> _FixedPoint:
-        """``fixed(n, latency, tol)``: node ``n``'s latency consistent with its own load
-        under ``demands``, the other nodes at ``latency`` -- idle if they do not load it
-        past idle, else the root of its excess by Brent's method, compiled
-        (:func:`cxlsim.memory._latency.node_fixed_point`) over the targets' own
-        compiled models."""
+    def _vector(self, latency: Mapping[str, float], wait: float) -> np.ndarray:
+        """The nodes' latencies in order, then the wait for a tracker: what the compiled
+        fixed points read."""
+        return np.array([latency[m] for m in self.nodes] + [wait])
+
+    def _arrays(self, demands: Sequence[Demand]) -> tuple:
+        """The targets' specs and the demands as the compiled solver reads them: specs,
+        starts, fractions, node bounds, then threads, mlp, gap, read fraction, shares and
+        order (each demand's nodes in the order its mean latency adds them)."""
         names = list(self.nodes)
         index = {n: k for k, n in enumerate(names)}
         if self._specs is None:
@@ -261,15 +316,37 @@ class MemorySystem:
         for i, d in enumerate(demands):
             for k, (n, s) in enumerate(d.shares.items()):  # a mean latency adds in this order
                 shares[i, index[n]], order[i, k] = s, index[n]
-        arrays = (*self._specs, *(np.array([getattr(d, a) for d in demands], float)
-                                  for a in ("threads", "mlp", "gap", "read_fraction")),
-                  shares, order)
+        return (*self._specs, *(np.array([getattr(d, a) for d in demands], float)
+                                for a in ("threads", "mlp", "gap", "read_fraction")),
+                shares, order)
 
-        def fixed(n: str, latency: dict[str, float], tol: float) -> float:
-            return _latency.node_fixed_point(index[n], self.idle[n], tol,
-                                             *arrays, np.array([latency[m] for m in names]))
+    def _fixed_points(self, demands: Sequence[Demand]) -> _FixedPoint:
+        """``fixed(n, latency, wait, tol)``: node ``n``'s latency consistent with its own
+        load under ``demands``, the other nodes at ``latency`` and a read's wait for a
+        tracker ``wait`` -- idle if they do not load it past idle, else the root of its
+        excess by Brent's method, compiled (:func:`cxlsim.memory._latency.
+        node_fixed_point`) over the targets' own compiled models."""
+        index = {n: k for k, n in enumerate(self.nodes)}
+        arrays = self._arrays(demands)
+
+        def fixed(n: str, latency: dict[str, float], wait: float, tol: float) -> float:
+            return _latency.node_fixed_point(index[n], self.idle[n], tol, *arrays,
+                                             self._vector(latency, wait))
 
         return fixed
+
+    def _tracker_fixed_point(self, demands: Sequence[Demand]) -> _PoolPoint:
+        """``pool(latency, wait, tol)``: the wait for a tracker consistent with the load
+        the demands put on the trackers when the nodes answer in ``latency``
+        (:func:`cxlsim.memory._latency.tracker_fixed_point`; ``wait`` is the last one,
+        where its bracket starts)."""
+        threads, mlp, gap, _, shares, order = self._arrays(demands)[-6:]
+
+        def pool(latency: dict[str, float], wait: float, tol: float) -> float:
+            return _latency.tracker_fixed_point(self.trackers, tol, threads, mlp, gap, shares,
+                                                order, self._vector(latency, wait))
+
+        return pool
 
 
 class EpochEngine:

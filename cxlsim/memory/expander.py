@@ -128,7 +128,7 @@ class ExpanderTarget:
         media_service = LINE_BYTES / self.media_bandwidth * 1e9 if self.media_bandwidth else 0.0
         self._media_service = media_service
         self.request_time = spec.request_time
-        self.request_buffer = spec.request_buffer
+        self.request_buffer = topology.request_limit(device)
         self.idle_latency = self._idle(M2S_REQ, S2M_DRS)
         self.idle_write_latency = self._idle(M2S_RWD, S2M_NDR)
         #: The model as the compiled formulas read it (:mod:`cxlsim.memory._latency`).

@@ -53,6 +53,10 @@ class CpuParams(StrictModel):
     frequency: Frequency = Field(description="core clock, converts cycle latencies to time")
     mlp: int = Field(ge=1, description="independent loads a core keeps in flight "
                                        "(outstanding L1 data-cache misses)")
+    trackers: int | None = Field(None, ge=1, description=(
+        "reads to memory the socket's uncore tracks at once, shared by every memory "
+        "node, DRAM and CXL alike (home-agent trackers): a read holds one for its round "
+        "trip, a write-back none (posted); none = no limit but the cores' mlp"))
     tlbs: list[TlbParams] = Field(min_length=1, description="data TLB levels, nearest first")
     caches: list[CacheParams] = Field(min_length=1, description="data cache levels, nearest first")
     memory_latency: Time = Field(description="load-to-use latency of an idle local memory access")

@@ -36,6 +36,18 @@ class Topology:
         graph = build_graph(spec)
         return cls(spec, graph, source, routes(graph))
 
+    def request_limit(self, device: str) -> int | None:
+        """Requests the memory controller of CXL device ``device`` takes at once (the
+        credits it grants its host): its ``request_buffer``, or ``channel_queue`` times
+        the channels of the DRAM attached to it, whichever is less; None for no limit."""
+        spec = self.graph.nodes[device]["spec"]
+        limits = [spec.request_buffer] if spec.request_buffer else []
+        if spec.channel_queue:
+            limits.append(spec.channel_queue * sum(
+                n.channels for n in self.spec.nodes
+                if n.type == "dram" and n.attached_to == device))
+        return min(limits, default=None)
+
 
 def load_topology(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> Topology:
     """Load, validate and check a topology file, or the topology shipped with cxlsim of

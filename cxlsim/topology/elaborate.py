@@ -50,7 +50,9 @@ class System(Component):
         self.host_memories: dict[str, MemoryBackend] = {}
         for node in topology.spec.nodes:
             if node.type == "cxl_device" and node.cxl_type in (2, 3):
-                self.memories[node.name] = MemoryBackend(sim, node.name, node, self)
+                params = node.model_copy(update={  # its channels' queues, as one buffer
+                    "request_buffer": topology.request_limit(node.name)})
+                self.memories[node.name] = MemoryBackend(sim, node.name, params, self)
             elif node.type == "dram" and topology.graph.nodes[node.attached_to]["type"] == "host":
                 # the epoch level's DRAM model, as one FIFO: its idle latency and the
                 # bandwidth its channels sustain for reads (a FIFO has no mix)

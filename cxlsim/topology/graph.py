@@ -141,6 +141,7 @@ def _checked_graph(nodes: list[tuple[int, NodeSpec]], links: list[_Link], check:
         graph.add_node(node.name, spec=node, type=node.type, latency=latency)
     for i, node in nodes:
         _attach(graph, check, i, node)
+    _check_channel_queues(nodes, graph, check)
     _add_links(nodes, links, graph, check)
     if complete:
         _check_reachable(nodes, graph, check)
@@ -161,6 +162,20 @@ def _attach(graph: nx.Graph, check: _Checker, i: int, node: NodeSpec) -> None:
         return
     graph.add_edge(owner, node.name, link=None, latency=0.0, bandwidth=math.inf,
                    internal=True)
+
+
+def _check_channel_queues(nodes: list[tuple[int, NodeSpec]], graph: nx.Graph,
+                          check: _Checker) -> None:
+    """A device's ``channel_queue`` counts per channel of the dram node attached to it:
+    without one it would limit nothing, silently."""
+    for i, node in nodes:
+        if getattr(node, "channel_queue", None) and node.name in graph and not any(
+                graph.nodes[n]["type"] == "dram" for n in graph.neighbors(node.name)):
+            check.fail(f"channel_queue ({node.channel_queue}) counts requests per channel of "
+                       f"the device's DRAM, but no dram node is attached to {node.name!r}; "
+                       f"expected a dram node with attached_to: {node.name}, or "
+                       "request_buffer for a limit of the whole device",
+                       ("nodes", i, "channel_queue"), node.name)
 
 
 def _add_links(nodes: list[tuple[int, NodeSpec]], links: list[_Link], graph: nx.Graph,

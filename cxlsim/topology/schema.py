@@ -98,6 +98,10 @@ class CxlDeviceSpec(_Node, MemoryBackendParams):
     type: Literal["cxl_device"] = "cxl_device"
     cxl_type: Literal[1, 2, 3] = Field(description="CXL device type")
     capacity: Capacity = Field(0, description="device-attached memory")
+    channel_queue: int | None = Field(None, ge=1, description=(
+        "requests the controller takes at once per channel of the dram node attached "
+        "to it (its request queue, scaled by the channels it drives); with "
+        "request_buffer too, the lesser limit holds; none = no such limit"))
 
     @model_validator(mode="after")
     def _memory_described(self) -> CxlDeviceSpec:

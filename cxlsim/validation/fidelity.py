@@ -173,7 +173,41 @@ def page(rows: Iterable[Mapping[str, object]], quick: bool = False) -> str:
                  cell(error(row["published"], row["simulated"], row["status"])),
                  cell(row["status"]))
         lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + identified_section()) + "\n"
+
+
+def identified_section() -> list[str]:
+    """The page's section on the identified quantities: each one's value, plausible range,
+    row, and the leave-one-out, computed from the model
+    (:mod:`cxlsim.validation.identified`)."""
+    from cxlsim.validation.identified import QUANTITIES, leave_one_out
+
+    lines = [
+        "",
+        "## Identified quantities",
+        "",
+        "A physical quantity no source publishes is identified from exactly one published "
+        "number, from a plausible range stated before fitting; that row alone is "
+        "CALIBRATED, the value is used unchanged wherever the same part appears, and every "
+        "other row touching it is a prediction. The leave-one-out identifies it from a "
+        "second row alone: each identification predicts the other row. Where the two "
+        "disagree beyond the rows' tolerances the model misses a mechanism, named in the "
+        "last column.",
+        "",
+        "| quantity | value | plausible range | identified on | leave-one-out | verdict |",
+        "|---|---|---|---|---|---|",
+    ]
+    for q in QUANTITIES:
+        runs = leave_one_out(q)
+        verdict = ("agree within the rows' tolerances" if all(r.holds for r in runs) else
+                   f"disagree: {q.missing}")
+        cells = (cell(f"{q.name} ({q.held_in})"), cell(q.held()),
+                 cell(f"{q.low}-{q.high}: {q.why_range}"), cell(q.row),
+                 "<br>".join(cell(f"from {r.source} alone ({r.value}): {r.text()}")
+                             for r in runs),
+                 cell("; ".join(filter(None, (verdict, q.remark())))))
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
 
 
 def check_page(path: str | Path) -> None:

@@ -6,7 +6,8 @@ mix, with their pages on DRAM only, on CXL only, and interleaved by each entry o
 plain round-robin ``--interleave``, w:1 its weighted interleave), or a mapping node ->
 pages per round over any of ``nodes`` (``{dram: 5, cxl: 2}``, or three nodes) -- and
 with the kernel's auto-mode weights computed from the nodes' modelled bandwidths. The
-epoch level gives the bandwidth each placement sustains and each node's utilisation;
+epoch level gives the bandwidth each placement sustains, each node's utilisation and
+the share of the host's trackers held (the CPU's ``trackers``, shared by both tiers);
 the gain is over DRAM only.
 
 A placement's label (table column ``policy``) is ``w:1`` or ``d:c`` for DRAM:CXL weights
@@ -133,6 +134,8 @@ class WeightedInterleaveExperiment(MemoryExperiment):
                     "dram_utilisation": eq.utilisation[self.dram],
                     "cxl_utilisation": eq.utilisation[self.cxl],
                     "latency_ns": eq.latencies[0],
+                    "trackers_busy": eq.trackers_busy,
+                    "tracker_wait_ns": eq.tracker_wait,
                     **{f"node_{n}_{q}": v for n in others for q, v in (
                         ("GBps", eq.node_bandwidth(n) / 1e9),
                         ("utilisation", eq.utilisation[n]))}})
