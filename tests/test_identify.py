@@ -89,3 +89,15 @@ def test_the_shipped_values_are_what_the_identification_finds():
     for q in ident.QUANTITIES:
         value, _ = found[q.name]
         assert value == pytest.approx(q.value_now(), abs=0.1 * (q.high - q.low)), q.name
+
+
+def test_the_recorded_identification_is_what_ships():
+    """The fidelity page prints the recorded identification: its values are the ones the
+    model reads (re-record with ``python -m cxlsim.validation.identify``)."""
+    rows = {r["name"]: r for r in ident.recorded()["quantities"]}
+    assert list(rows) == [q.name for q in ident.QUANTITIES]
+    for q in ident.QUANTITIES:
+        assert rows[q.name]["reached"], q.name
+        assert rows[q.name]["value"] == pytest.approx(q.value_now(),
+                                                      abs=0.01 * (q.high - q.low)), q.name
+    assert len(ident.section()) == len(ident.QUANTITIES)

@@ -28,7 +28,7 @@ from typing import Protocol
 
 import numpy as np
 
-from cxlsim.units import LINE_BYTES, format_bandwidth, format_time
+from cxlsim.units import format_bandwidth, format_time
 
 
 @dataclass(frozen=True)

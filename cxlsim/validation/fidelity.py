@@ -179,7 +179,9 @@ def page(rows: Iterable[Mapping[str, object]], quick: bool = False) -> str:
 def identified_section() -> list[str]:
     """The page's section on the identified quantities: each one's value, plausible range,
     row, and the leave-one-out, computed from the model
-    (:mod:`cxlsim.validation.identified`)."""
+    (:mod:`cxlsim.validation.identified`; the TPP services' from their recorded
+    identification, :mod:`cxlsim.validation.identify`, whose runs take minutes)."""
+    from cxlsim.validation import identify
     from cxlsim.validation.identified import QUANTITIES, leave_one_out
 
     lines = [
@@ -207,7 +209,7 @@ def identified_section() -> list[str]:
                              for r in runs),
                  cell("; ".join(filter(None, (verdict, q.remark())))))
         lines.append("| " + " | ".join(cells) + " |")
-    return lines
+    return lines + identify.section()
 
 
 def check_page(path: str | Path) -> None:

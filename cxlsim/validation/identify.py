@@ -32,9 +32,14 @@ quantity identified from another row of the same kind, predicting its own row).
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import yaml
 
 from cxlsim.experiments import load_experiment
 from cxlsim.traces.generators import KINDS
@@ -85,10 +90,18 @@ QUANTITIES = (
 )
 
 #: Leave-one-out: each quantity identified instead from another published number of the
-#: same kind (row, part, workload, published), predicting its own row.
+#: same kind (row, part index, part, workload, published), predicting its own row.
 ALTERNATIVES = {
-    "mlp": ("T6.3b", "default Linux loss", "cache1", 3.0),
+    "mlp": ("T6.3b", 0, "default Linux loss", "cache1", 3.0),
 }
+#: Why a quantity has no leave-one-out.
+NO_ALTERNATIVE = {
+    "cache2.anon_ops": "no second published number of its kind: Cache2's other local "
+                       "share (91 %) is TPP's, a policy's result",
+}
+#: The identification as last recorded (``python -m cxlsim.validation.identify``): the
+#: values and the leave-one-out, which the fidelity page prints (the runs take minutes).
+RECORD = "identified_tpp.yaml"
 
 
 def calibrated(row: str) -> dict[int, str]:
@@ -171,27 +184,83 @@ def identify(quick: bool = True, rounds: int = 4, start: Mapping[str, float] | N
     return {name: (values[name], reached[name]) for name in values}
 
 
-def leave_one_out(values: Mapping[str, float], quick: bool = True
-                  ) -> dict[str, tuple[float, float, float]]:
-    """Per quantity of :data:`ALTERNATIVES`: its value identified from the other row,
-    the own row's number that value predicts, and the own row's published number."""
+def leave_one_out(values: Mapping[str, float], quick: bool = True) -> dict[str, dict]:
+    """Per quantity of :data:`ALTERNATIVES`: the other row's number its value predicts,
+    and its value identified from the other row alone with the own row's number that
+    predicts; each against the published number and the part's tolerance."""
     out = {}
     for q in QUANTITIES:
         if q.name not in ALTERNATIVES:
             continue
-        _, _, workload, published = ALTERNATIVES[q.name]
+        row, index, part, workload, published = ALTERNATIVES[q.name]
         alt, _ = _solve(q, dict(values), quick, (workload, published))
-        out[q.name] = (alt, q.measure({**values, q.name: alt}, q.workload, quick), q.published)
+        out[q.name] = {
+            "forward": _prediction(row, index, part, published,
+                                   q.measure(values, workload, quick)),
+            "backward": {"value": round(alt, 4), **_prediction(
+                q.row, q.index, q.part, q.published,
+                q.measure({**values, q.name: alt}, q.workload, quick))}}
     return out
 
 
-if __name__ == "__main__":
-    full = "--full" in sys.argv[1:]
-    found = identify(quick=not full, log=print)
-    for name, (value, ok) in found.items():
-        print(f"{name} = {value:.4g}" + ("" if ok else "  (published number out of range)"))
+def _prediction(row: str, index: int, part: str, published: float, simulated: float) -> dict:
+    """A predicted part against its published number and tolerance (points)."""
+    from cxlsim.validation.checks import _field
+
+    tolerance = float(re.search(r"\d+(?:\.\d+)?",
+                                _field(row, "tolerance").split(" / ")[index])[0])
+    return {"row": row, "part": part, "simulated": round(simulated, 2),
+            "published": published, "holds": abs(simulated - published) <= tolerance}
+
+
+def record(quick: bool = True, log: Callable[[str], object] = print) -> dict:
+    """Identify, run the leave-one-out and write :data:`RECORD` beside this module."""
+    found = identify(quick=quick, log=log)
     values = {name: value for name, (value, _) in found.items()}
-    for name, (alt, predicted, published) in leave_one_out(values, quick=not full).items():
-        row = next(q.row for q in QUANTITIES if q.name == name)
-        print(f"leave-one-out: {name} from {ALTERNATIVES[name][0]} = {alt:.4g}, predicting "
-              f"{row} {predicted:.2f} (published {published:g})")
+    loo = leave_one_out(values, quick)
+    data = {"mode": "quick" if quick else "full", "quantities": [
+        {"name": q.name, "value": round(values[q.name], 4), "reached": found[q.name][1],
+         **({"leave_one_out": loo[q.name]} if q.name in loo else
+            {"no_leave_one_out": NO_ALTERNATIVE[q.name]})} for q in QUANTITIES]}
+    Path(__file__).with_name(RECORD).write_text(
+        yaml.safe_dump(data, sort_keys=False, width=100), encoding="utf-8")
+    return data
+
+
+def recorded() -> dict:
+    """:data:`RECORD` as shipped."""
+    return yaml.safe_load(resources.files(__package__).joinpath(RECORD).read_text(
+        encoding="utf-8"))
+
+
+def section() -> list[str]:
+    """The fidelity page's rows for these quantities (its identified-quantities table):
+    the shipped value, range, row and the recorded leave-one-out."""
+    from cxlsim.validation.markdown import cell
+
+    rows = {r["name"]: r for r in recorded()["quantities"]}
+    lines = []
+    for q in QUANTITIES:
+        r = rows[q.name]
+        if "leave_one_out" in r:
+            f, b = r["leave_one_out"]["forward"], r["leave_one_out"]["backward"]
+            loo = (f"from {q.row} ({r['value']:g}): {f['row']} {f['part']} {f['simulated']:.2f} "
+                   f"% (published {f['published']:g} %)<br>from {f['row']} alone "
+                   f"({b['value']:g}): {q.row} {q.part} {b['simulated']:.2f} % (published "
+                   f"{b['published']:g} %)")
+            verdict = ("agree within the rows' tolerances" if f["holds"] and b["holds"] else
+                       "disagree: the two cache services want different values")
+        else:
+            loo, verdict = "none", r["no_leave_one_out"]
+        where = "the TPP experiments' mlp" if q.name == "mlp" else "Cache2's generator"
+        lines.append("| " + " | ".join((
+            cell(f"{q.name} ({where})"), cell(f"{q.value_now():g}"),
+            cell(f"{q.low:g}-{q.high:g}: {q.meaning}"), cell(f"{q.row} ({q.part})"), loo,
+            cell(f"{verdict} (recorded in {recorded()['mode']} mode by python -m "
+                 "cxlsim.validation.identify)"))) + " |")
+    return lines
+
+
+if __name__ == "__main__":
+    data = record(quick="--full" not in sys.argv[1:])
+    print(yaml.safe_dump(data, sort_keys=False, width=100))
