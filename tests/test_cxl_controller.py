@@ -104,11 +104,14 @@ def test_the_leave_one_out_of_the_controllers_queue_agrees():
     assert there.text().startswith("T8.5 35.0 GB/s (-2.7% from 36 GB/s)")
 
 
-def test_the_leave_one_out_of_the_trackers_disagrees_and_says_what_is_missing():
+def test_the_leave_one_out_of_the_trackers_agrees():
+    """Identified on T5.1 the count predicts T5.2 within its ±3 points, and back: with the
+    DRAM controller's read/write switching modelled, both mixes want nearly one count
+    (before it, 610 against 541 and T5.2 5 points over)."""
     there, back = leave_one_out(TRACKERS)
-    assert there.value == TRACKERS.held() and back.value < there.value
-    assert not there.holds and there.error > 3  # T5.2 over its ±3 points
+    assert there.value == TRACKERS.held() and abs(back.value - there.value) < 30
+    assert there.holds and back.holds
     section = "\n".join(identified_section())
     assert "| trackers (models/cpus/xeon6.yaml) | 642 |" in section
-    assert "disagree: at one value the model's gain at 1:1" in section
-    assert "agree within the rows' tolerances; not applied to T5's CMM modules" in section
+    assert section.count("agree within the rows' tolerances") >= 2
+    assert "not applied to T5's CMM modules" in section

@@ -168,10 +168,10 @@ def test_the_cycle_gives_a_long_runs_cost(mode, k):
 
 
 def test_module_rows_say_what_binds(quick_validation):
-    """T8.5's note names the binding link direction and its mixed cost against the two
-    streams apart; T8.6's the requests in flight the published figure needs."""
+    """T8.5's and T8.6's notes give each limit (the link's up direction at its mixed
+    flit cost, the DRAM, the controller's request queue) and name the one that binds."""
     rows = {r["id"]: r for r in quick_validation}
-    assert re.search(r"the link's up direction binds: S2M_DRS and S2M_NDR at this mix cost "
-                     r"\d+\.\d wire B a line in 68B flits, packed together \(\d+\.\d B as two "
-                     r"streams", rows["T8.5"]["note"])
-    assert re.search(r"17\.7 GB/s needs \d+ requests in flight", rows["T8.6"]["note"])
+    assert re.search(r"limits, GB/s: rp0-cz0 37\.5, dram \d+\.\d, request buffer 35\.0; the "
+                     r"controller's request queue binds: 140 requests in flight",
+                     rows["T8.5"]["note"])
+    assert re.search(r"request queue binds: 70 requests in flight", rows["T8.6"]["note"])

@@ -105,7 +105,7 @@ def test_the_trackers_cut_dram_when_cxl_holds_them(result, free):
     for mix in ("2to1", "1to1"):
         assert m[f"bandwidth_GBps_dram_only_rw{mix}"] == pytest.approx(
             f[f"bandwidth_GBps_dram_only_rw{mix}"], rel=0.03)
-        assert m[f"gain_w2to1_rw{mix}"] < f[f"gain_w2to1_rw{mix}"] - 0.05
+        assert m[f"gain_w2to1_rw{mix}"] < f[f"gain_w2to1_rw{mix}"] - 0.02
         assert (m[f"dram_utilisation_w2to1_rw{mix}"]
                 < f[f"dram_utilisation_w2to1_rw{mix}"] - 0.02)
         assert int(m[f"best_weight_rw{mix}"][0]) >= int(f[f"best_weight_rw{mix}"][0])

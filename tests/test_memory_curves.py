@@ -134,10 +134,12 @@ def test_an_experiment_runs_on_measured_curves(write, tmp_path):
         lines += [f"{c.read_fraction},{b / 2e9},{lat}" for b, lat in zip(c.bandwidth, c.latency)]
     write("exp/curves/dram0.csv", "\n".join(lines) + "\n")
     path = _mlc_with_curves(write, "curves:\n  dram0: curves/dram0.csv\nstream: false\n")
-    spec = load_experiment(path, ["delays=[0 ns, 1000 ns]"])
+    # the host's trackers off in both, so that DRAM alone limits the RAM-only point
+    spec = load_experiment(path, ["delays=[0 ns, 1000 ns]", "cpu.trackers=null"])
     assert set(spec.curves) == {"dram0"}
     measured = spec.run().metrics
-    plain = load_experiment(MLC, ["delays=[0 ns, 1000 ns]", "stream=false"]).run().metrics
+    plain = load_experiment(MLC, ["delays=[0 ns, 1000 ns]", "stream=false",
+                                  "cpu.trackers=null"]).run().metrics
     key = "bandwidth_GBps_delay0_ram"
     # near saturation both sit just below their capacity (the banks' gentle rise keeps
     # a latency-bound point a few per cent off exactly half)

@@ -76,9 +76,10 @@ def test_bandwidth_by_mix_half_versus_full_duplex(mlc):
     assert mixes.loc["all reads", "ram"] > mixes.loc["2:1", "ram"] > mixes.loc["1:1", "ram"]
     # the CXL link is full duplex: writes ride the other direction, so a mix passes the
     # read direction's limit -- up to the controllers' queues (devices/cxl-controller,
-    # 140 requests a card), which count reads and writes alike: the mixes meet there
+    # 140 requests a card), which count reads and writes alike: the mixes meet near there
+    # (within 4 %: the cards' own DRAM turns its bus around for the writes)
     assert min(mixes.loc["1:1", "cxl"], mixes.loc["2:1", "cxl"]) > mixes.loc["all reads", "cxl"]
-    assert mixes.loc["1:1", "cxl"] == pytest.approx(mixes.loc["2:1", "cxl"], rel=0.02)
+    assert mixes.loc["1:1", "cxl"] == pytest.approx(mixes.loc["2:1", "cxl"], rel=0.04)
 
 
 def test_stream_counts_only_the_named_arrays(system):

@@ -122,9 +122,12 @@ def test_without_reaccess_or_churn_only_the_hot_pages_are_used_in_every_hot_wind
     for block in _blocks(after, windows):
         assert np.unique(page[block]).size >= n_hot - 1  # all, but at an edge
     # the file share of the accesses: the hot pages' share (anon_ops 'pages'), else the
-    # rest of anon_ops (Cache2's identified default)
-    share = sizes[FILE][1] / n_hot if p["anon_ops"] is None else 1 - p["anon_ops"]
-    assert (ptype == FILE).mean() == pytest.approx(share, abs=0.01)
+    # rest of anon_ops (Cache2's identified default), but for the round of every hot page
+    # each hot_window, which is dealt by pages (within 2 points here)
+    if p["anon_ops"] is None:
+        assert (ptype == FILE).mean() == pytest.approx(sizes[FILE][1] / n_hot, abs=0.01)
+    else:
+        assert (ptype == FILE).mean() == pytest.approx(1 - p["anon_ops"], abs=0.02)
 
 
 def test_hot_window_sets_how_often_every_hot_page_is_used():

@@ -134,7 +134,7 @@ if __name__ == "__main__" and sys.argv[1:] in (["--record"], ["--record", "--ful
         check_page(PAGE)
     header = "".join(line + "\n" for line in path.read_text().splitlines()
                      if line.startswith("#")) if path.exists() else ""
-    rows = validate(quick=not full, jobs=2 if full else 1)
+    rows = validate(quick=not full, jobs=2)
     pins = [{"id": r["id"], "status": r["status"], "simulated": r["simulated"]} for r in rows]
     path.write_text(header + yaml.safe_dump(pins, sort_keys=False, width=200,
                                             allow_unicode=True), encoding="utf-8")

@@ -7,6 +7,7 @@ never shows a value that did not come out of a model.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -91,3 +92,23 @@ def registered_checks() -> list[tuple[tuple[str, ...], Check]]:
     for module in CHECK_MODULES:
         import_module(f"{__package__}.{module}")
     return sorted(_CHECKS, key=lambda c: CHECK_MODULES.index(c[1].__module__.rpartition(".")[2]))
+
+
+def published_number(target_id: str) -> float:
+    """The number in the published column of a target ("14.0x" -> 14.0)."""
+    text = next(t["published"] for t in targets() if t["id"] == target_id)
+    return float(re.search(r"[-+]?\d+(?:\.\d+)?", text).group())
+
+
+def field(target_id: str, key: str) -> str:
+    """A column of a target as text."""
+    return next(t[key] for t in targets() if t["id"] == target_id)
+
+
+@cache
+def tolerance(target_id: str) -> float:
+    """The target's "±N %" / "within N %" as a fraction, "±N points" or ">= N point" in
+    points: acceptance criteria live in the targets file, not here."""
+    m = re.search(r"(?:±|within |>= )\s*(\d+(?:\.\d+)?)\s*(%|point)",
+                  field(target_id, "tolerance"))
+    return float(m[1]) / 100 if m[2] == "%" else float(m[1])

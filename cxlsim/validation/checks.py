@@ -19,31 +19,15 @@ from cxlsim.experiments import load_experiment
 from cxlsim.resources import bundled
 from cxlsim.units import LINE_BYTES
 from cxlsim.validation import (CALIBRATED, EXPLAINED, FAIL, PASS, Outcome, calibrated,
-                               check, targets)
+                               check)
+from cxlsim.validation import field as _field
+from cxlsim.validation import published_number as _published
+from cxlsim.validation import tolerance as _tolerance
 
 EXPERIMENTS = bundled("experiments")
 
 
 @cache
-def _published(target_id: str) -> float:
-    """The number in the published column of a target ("14.0x" -> 14.0)."""
-    text = next(t["published"] for t in targets() if t["id"] == target_id)
-    return float(re.search(r"[-+]?\d+(?:\.\d+)?", text).group())
-
-
-def _field(target_id: str, key: str) -> str:
-    return next(t[key] for t in targets() if t["id"] == target_id)
-
-
-@cache
-def _tolerance(target_id: str) -> float:
-    """The target's "±N %" / "within N %" as a fraction, "±N points" or ">= N point" in
-    points: acceptance criteria live in the targets file, not here."""
-    m = re.search(r"(?:±|within |>= )\s*(\d+(?:\.\d+)?)\s*(%|point)", _field(target_id,
-                                                                       "tolerance"))
-    return float(m[1]) / 100 if m[2] == "%" else float(m[1])
-
-
 @cache
 def _band(target_id: str, key: str = "tolerance") -> tuple[float, float]:
     """A target's "[lo, hi]" (or "lo-hi %" as fractions) from its ``key`` column."""

@@ -57,7 +57,7 @@ class Quantity:
 def identify(quantity: Quantity, row: str) -> int:
     """The whole value in the quantity's range whose ``row`` lies nearest its published
     number."""
-    from cxlsim.validation.checks import _published
+    from cxlsim.validation import published_number as _published
 
     return nearest(lambda v: quantity.simulate(row, v), _published(row), quantity.low,
                    quantity.high)
@@ -113,7 +113,9 @@ class LeaveOneOut:
 def leave_one_out(quantity: Quantity) -> list[LeaveOneOut]:
     """Identified from its row, predicting the other; identified from the other alone,
     predicting its row."""
-    from cxlsim.validation.checks import _field, _published, _tolerance
+    from cxlsim.validation import field as _field
+    from cxlsim.validation import published_number as _published
+    from cxlsim.validation import tolerance as _tolerance
 
     out = []
     for source, predicted in ((quantity.row, quantity.other), (quantity.other, quantity.row)):

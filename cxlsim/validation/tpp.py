@@ -2,17 +2,19 @@
 
 Every row runs the TPP experiment files (``experiments/tpp-*.yaml``: the web1, cache1,
 cache2 and warehouse workload models: a 16 GiB service simulated as 1 GiB at scale 16,
-every tunable the kernel's and scaled by the similarity law, 2.5·10^8 records covering
-about 20 NUMA-scan passes; at local:CXL 2:1 or 1:4) under a policy by name and compares
+every tunable the kernel's and scaled by the similarity law, 2.5·10^8 records standing
+for about 55 s of the real system; at local:CXL 2:1 or 1:4) under a policy by name and compares
 with the paper's numbers as a reading note quotes them. Every row is judged by one rule
 (:mod:`cxlsim.validation.steady`): over the run's measured window -- after the warm-up,
 until DRAM's share of the references settles, and covering at least ten of the policy's
 periods (NUMA-scan passes) -- as the paper reports steady throughput. A *loss* is one
 minus the throughput (accesses per simulated second) relative to all-local on the same
 trace over the same epochs; *local traffic* is DRAM's share of the memory references
-over the window. Nothing here is fitted to a published value: the workloads' parameters
-come from the paper's characterisation (:mod:`cxlsim.traces.generators.tpp`), so a row
-the models miss is a FAIL with its reason. "NUMA balancing" in T6.6-T6.7b is the
+over the window. The workloads' parameters come from the paper's characterisation
+(:mod:`cxlsim.traces.generators.tpp`) but one that no source gives, Cache2's anon share
+of the hot accesses, identified once on T6.3c's default-Linux local traffic
+(:mod:`.identify`; that part is CALIBRATED); nothing is fitted to a policy's result, so
+a row the models miss is a FAIL with its reason. "NUMA balancing" in T6.6-T6.7b is the
 paper's baseline, the normal mode of its 5.x kernels (policy ``numa-balancing``), and
 AutoTiering is ``autotiering`` with its paper defaults. Quick mode runs each file's
 quick form (:mod:`cxlsim.experiments.quick`: the same study at a 16 times coarser
@@ -22,58 +24,16 @@ scale, standing for the same real time over the same NUMA-scan passes).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from functools import cache
 
-import pandas as pd
-
-from cxlsim.experiments import load_experiment
-from cxlsim.experiments.quick import quick_form
 from cxlsim.validation import CALIBRATED, FAIL, PASS, Outcome, check
-from cxlsim.validation.checks import EXPERIMENTS, _band, _field
+from cxlsim.validation.checks import _band, _field
 from cxlsim.validation.identify import calibrated
-from cxlsim.validation.steady import MIN_PERIODS, Window, local_share, throughput, window
+from cxlsim.validation.steady import MIN_PERIODS, throughput
+from cxlsim.validation.tpp_runs import Judged, point
 
 #: The CXL expander's media latencies of tpp-latency.yaml (about 220, 260 and 300 ns
 #: idle load-to-use).
 _MEDIA_NS = (18, 58, 98)
-
-
-@dataclass(frozen=True)
-class Judged:
-    """A run's epochs and its measured window (:func:`~.steady.window`)."""
-
-    epochs: pd.DataFrame
-    window: Window
-
-    @property
-    def throughput(self) -> float:
-        """Accesses per simulated second over the window."""
-        return throughput(self.epochs, self.window.first)
-
-    @property
-    def local(self) -> float:
-        """DRAM's share of the memory references over the window."""
-        return local_share(self.epochs, self.window.first)
-
-    @property
-    def hot_on_cxl(self) -> float:
-        """The share of the pages accessed in an epoch that sit on CXL, over the window."""
-        part = self.epochs.iloc[self.window.first:]
-        return float((part["hot_cxl"] / (part["hot_dram"] + part["hot_cxl"]).clip(lower=1))
-                     .mean())
-
-    @property
-    def cxl_ns(self) -> float:
-        """The CXL node's mean loaded latency over the window."""
-        part = self.epochs.iloc[self.window.first:]
-        return float((part["latency_ns_cxl"] * part["refs_cxl"]).sum()
-                     / max(part["refs_cxl"].sum(), 1))
-
-    def promoted(self, first: int | None = None) -> int:
-        """Pages promoted from epoch ``first`` (default: the window's) to the end."""
-        start = self.window.first if first is None else first
-        return int(self.epochs["pgpromote_success"].iloc[start:].sum())
 
 
 #: The mode of the family being computed (set by the two registered checks).
@@ -81,23 +41,8 @@ _quick = [False]
 
 
 def _run(file: str, workload: str, policy: str, extra: tuple[str, ...] = ()) -> Judged:
-    """One point of ``experiments/<file>``: ``workload`` under ``policy`` (a name or a
-    ``{name: ..., tunable: ...}`` mapping as text), ``extra`` overrides; each point once
-    per process and mode."""
-    return _point(file, workload, policy, extra, _quick[0])
-
-
-@cache  # one key per point: called with and without ``extra``, the runs were made twice
-def _point(file: str, workload: str, policy: str, extra: tuple[str, ...],
-           quick: bool) -> Judged:
-    """:func:`_run`, computed."""
-    overrides = [f"trace.generate={workload}", f"policy={policy}", "figures=false",
-                 "sweep=null", *extra]
-    if quick:  # the file's quick form: the same study at a coarser scale
-        overrides += quick_form(load_experiment(EXPERIMENTS / file, overrides)).overrides()
-    result = load_experiment(EXPERIMENTS / file, overrides).run()
-    epochs = result.tables["epochs"]
-    return Judged(epochs, window(epochs, result.metrics["time_compression"]))
+    """One point of ``experiments/<file>`` in the family's mode (:func:`.tpp_runs.point`)."""
+    return point(file, workload, policy, extra, _quick[0])
 
 
 def _loss(file: str, workload: str, policy: str, extra: tuple[str, ...] = ()) -> float:

@@ -500,7 +500,7 @@ KINDS = (
                                  "(Fig. 8; within two its anon and file shares are close)"),
              reaccess=_CACHE_REACCESS,
              churn=_NO_CHURN,
-             anon_ops=("0.42", "identified on T6.3c, Cache2's default-Linux local traffic "
+             anon_ops=("0.48", "identified on T6.3c, Cache2's default-Linux local traffic "
                                "of 78 % at DRAM:CXL 2:1 (cxlsim.validation.identify; "
                                "plausible 0.1-0.9)")),
     _service("warehouse", "TPP's Data Warehouse (batch query engine)", "96 MiB",
