@@ -90,7 +90,7 @@ def _parser() -> argparse.ArgumentParser:
         "quick mode, the default: every study at a coarser scale by the similarity law, "
         "the same statuses as full mode"))
     mode.add_argument("--full", action="store_true", help=(
-        "full mode: every study at its shipped size (~20 min with --jobs 2)"))
+        "full mode: every study at its shipped size (~30 min with --jobs 2)"))
     val.add_argument("--json", action="store_true", help="print the rows as a JSON list")
     val.add_argument("--jobs", type=int, metavar="N", help=(
         "worker processes running the checks side by side (default: CPU count; the rows "

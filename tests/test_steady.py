@@ -67,3 +67,29 @@ def test_throughput_and_share_over_a_window():
     epochs = _epochs(np.linspace(0, 1, 11))
     assert throughput(epochs, 5) == pytest.approx(100 / 1e6 * 1e9)
     assert local_share(epochs, 10) == pytest.approx(1.0)
+
+
+def test_quick_mode_shows_a_row_at_the_rules_limit_as_smoke():
+    """A run holding within two of the rule's ten periods: the coarser scale may move the
+    count by two, so quick mode shows the row as SMOKE with why; 13 or 7 it judges."""
+    import pandas as pd
+
+    from cxlsim.validation import SMOKE
+    from cxlsim.validation import tpp
+    from cxlsim.validation.steady import Window
+    from cxlsim.validation.tpp_runs import Judged
+
+    def run(total):
+        return ("TPP", Judged(pd.DataFrame(), Window(0, total, "NUMA-scan pass", 0.0, 0,
+                                                     total >= 10, total)))
+
+    tpp._quick[0] = True
+    try:
+        for total, smoked in ((7, False), (8, True), (10, True), (12, True), (13, False)):
+            out = tpp._judge("T6.2", [16.0, 22.0], "x", require=tpp._steady(run(total)))
+            assert (out.status == SMOKE) == smoked, total
+        assert "TPP 10 NUMA-scan passes in the run" in tpp._judge(
+            "T6.2", [16.0, 22.0], "x", require=tpp._steady(run(10))).note
+    finally:
+        tpp._quick[0] = False
+    assert tpp._judge("T6.2", [16.0, 22.0], "x", require=tpp._steady(run(10))).status != SMOKE

@@ -84,7 +84,7 @@ def test_the_full_run_ci_made_matches_the_pins():
 
 @pytest.mark.slow
 def test_every_full_mode_row_matches_its_pin():
-    """The same, running the full validation here (~20 min with two processes)."""
+    """The same, running the full validation here (~30 min with two processes)."""
     from cxlsim.validation.run import validate
 
     _full_rows_match_their_pins(validate(quick=False, jobs=2))

@@ -41,6 +41,7 @@ class Window:
     warmup_s: float       # real seconds until DRAM's share settled
     moved: int            # pages migrated in the window (promoted and demoted)
     steady: bool          # the run has at least MIN_PERIODS periods (or no clock)
+    total: int = 0        # the policy's periods in the whole run (0: no clock)
 
     def count(self) -> str:
         """The periods it covers, in words ("12 NUMA-scan passes")."""
@@ -85,7 +86,8 @@ def window(epochs: pd.DataFrame, compression: float, after: int = 0) -> Window:
     end_of_warmup = float(epochs["end_ns"].iloc[first] - epochs["duration_ns"].iloc[first])
     moved = int(epochs["pgmigrate_success"].iloc[first:].sum())
     return Window(first, periods, name, end_of_warmup * compression / 1e9, moved,
-                  clock is None or periods >= MIN_PERIODS)
+                  clock is None or periods >= MIN_PERIODS,
+                  int(clock[-1]) if clock is not None else 0)
 
 
 def throughput(epochs: pd.DataFrame, first: int) -> float:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-from cxlsim.validation import CALIBRATED, FAIL, PASS, Outcome, check
+from cxlsim.validation import CALIBRATED, FAIL, PASS, Outcome, check, smoke
 from cxlsim.validation.checks import _band, _field
 from cxlsim.validation.identify import calibrated
 from cxlsim.validation.steady import MIN_PERIODS, throughput
@@ -59,9 +59,36 @@ def _windows(*runs: tuple[str, Judged]) -> str:
 
 
 def _steady(*runs: tuple[str, Judged]) -> tuple[tuple[bool, str], ...]:
-    """The requirement that each run reached a steady state (:attr:`Window.steady`)."""
+    """The requirement that each run reached a steady state (:attr:`Window.steady`), and
+    in quick mode the mark of a count at the rule's limit (:func:`_at_edge`)."""
+    edge = _at_edge(*runs)
     return tuple((run.window.steady, f"{label} not steady: only {run.window.count()} "
-                  f"in the run, fewer than the rule's {MIN_PERIODS}") for label, run in runs)
+                  f"in the run, fewer than the rule's {MIN_PERIODS}") for label, run in runs
+                 ) + (((True, _EDGE + edge),) if edge else ())
+
+
+#: Marks a requirement quick mode cannot judge (:func:`_at_edge`).
+_EDGE = "at the rule's limit: "
+
+
+def _at_edge(*runs: tuple[str, Judged]) -> str:
+    """In quick mode, why a row's steadiness cannot be told at the coarser scale: a run
+    holds within two of the rule's least periods, and the law keeps the real time, not
+    the count of whole periods in it (the scan period adapts to the faults it sees: T6.10's
+    TPP runs held 11-12 passes at the quick scale, 9 at full size); empty otherwise."""
+    edge = [f"{label} {run.window.total} {run.window.period}"
+            f"{'es' if run.window.period.endswith('s') else 's'} in the run"
+            for label, run in runs if _quick[0] and run.window.period
+            and abs(run.window.total - MIN_PERIODS) <= 2]
+    return (f"{', '.join(edge)} against the rule's {MIN_PERIODS}; the coarser scale can move "
+            "the count by two" if edge else "")
+
+
+def _unless_edge(outcome: Outcome, require: tuple[tuple[bool, str], ...]) -> Outcome:
+    """``outcome``, or shown as :data:`~cxlsim.validation.SMOKE` when a requirement is at
+    the rule's limit in quick mode."""
+    edge = [what[len(_EDGE):] for _, what in require if what.startswith(_EDGE)]
+    return smoke(outcome, edge[0]) if edge else outcome
 
 
 def _judge(target_id: str, simulated: list[float], shown: str, why: str = "",
@@ -101,8 +128,8 @@ def _judge(target_id: str, simulated: list[float], shown: str, why: str = "",
     fitted = "; ".join(f"CALIBRATED: {(labels[i] + ' ') if labels[i] else ''}(the part "
                        f"{quantity} is identified from)" for i, quantity in calibrated.items())
     status = FAIL if misses else CALIBRATED if len(calibrated) == len(simulated) else PASS
-    return Outcome(shown, status, "; ".join(filter(None, (
-        "; ".join(misses), why if misses else "", fitted, note))))
+    return _unless_edge(Outcome(shown, status, "; ".join(filter(None, (
+        "; ".join(misses), why if misses else "", fitted, note)))), require)
 
 
 def _pct(x: float) -> str:
@@ -251,11 +278,12 @@ def tpp_ablation(quick: bool) -> dict[str, Outcome]:
         "page (faulting at its next access, PG_demoted) comes straight back; the ratio is "
         "how often the ungated run promotes a page it has just demoted"
         + ("" if steady else "; a run was not steady"))
-    t68 = Outcome(f"{ratio:.2f}x fewer promotions ({open_.promoted(first):,} -> "
-                  f"{gated.promoted(first):,} in the windows), throughput {change * 100:+.1f} %",
-                  PASS if ok else FAIL,
-                  "; ".join(filter(None, (why, _windows(("gated", gated),
-                                                        ("ungated", open_))))))
+    t68 = _unless_edge(Outcome(
+        f"{ratio:.2f}x fewer promotions ({open_.promoted(first):,} -> "
+        f"{gated.promoted(first):,} in the windows), throughput {change * 100:+.1f} %",
+        PASS if ok else FAIL,
+        "; ".join(filter(None, (why, _windows(("gated", gated), ("ungated", open_)))))),
+        _steady(("gated", gated), ("ungated", open_)))
 
     ablated = "{name: tpp, decoupled_watermarks: false}"
     loss = _loss("tpp-ablation.yaml", "cache1", ablated)
@@ -309,8 +337,9 @@ def tpp_latency(quick: bool) -> dict[str, Outcome]:
         "published); the model's hot set fits in DRAM at 2:1, so TPP's share is the hot "
         "pages it has not yet promoted and the warm pages' touches; default Linux's share "
         "is where the model's start put the hot pages")
-    return {"T6.10": Outcome("; ".join(parts), PASS if ok else FAIL,
-                             "; ".join(filter(None, (why, _windows(*runs)))))}
+    return {"T6.10": _unless_edge(Outcome("; ".join(parts), PASS if ok else FAIL,
+                                          "; ".join(filter(None, (why, _windows(*runs))))),
+                                  _steady(*runs))}
 
 
 @check("T6.1", "T6.2", "T6.3", "T6.3b", "T6.3c", "T6.3d", "T6.6", "T6.7", "T6.7b", "T6.10")
