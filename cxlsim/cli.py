@@ -273,7 +273,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         notes = [_wrap(f"{row['id']}: {row['note']}") for row in rows if row["note"]]
         if notes:
             print("\nNotes:\n" + "\n".join(notes))
-        print("\n" + summary(rows))
+        print("\n" + _wrap(summary(rows)))
     if args.page:
         write_page(args.page, rows, quick)
         print(f"wrote {args.page}", file=sys.stderr)

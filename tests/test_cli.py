@@ -15,7 +15,7 @@ from cxlsim.cli import main
 from cxlsim.experiments import load_experiment
 from cxlsim.validation import ROW_KEYS, verdict
 
-STATUSES = {"PASS", "FAIL", "EXPLAINED", "CALIBRATED", "NOT MODELLED"}
+STATUSES = {"PASS", "FAIL", "EXPLAINED", "CALIBRATED", "SMOKE", "NOT MODELLED"}
 
 
 def test_topology_show_prints_four_routes(capsys):
