@@ -83,3 +83,10 @@ def test_the_trace_run_prints_in_display_units_and_json_stays_exact(capsys, tmp_
     assert main(["run", "trace-memory", *sets, "--json", "--out", str(tmp_path / "b")]) == 0
     exact = json.loads(capsys.readouterr().out)["metrics"]
     assert isinstance(exact["local_ns"], float) and exact["epochs"] == 3
+
+
+def test_a_relative_loss_is_a_percentage_whatever_it_is_a_loss_of():
+    from cxlsim.experiments.display import metric_text
+
+    assert metric_text("accesses_per_s_loss", 0.02792) == "2.792 %"
+    assert metric_text("accesses_per_s", 2.17e7) == "21.7 M/s"

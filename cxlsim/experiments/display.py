@@ -75,6 +75,8 @@ def _unit(name: str) -> tuple[str | None, Callable[[float], str]]:
     """The kind of quantity a metric's name says (``time``, ``rate`` or None) and how to
     show its value."""
     words = _words(name)
+    if words and words[-1] == "loss":  # a quantity's relative loss: accesses_per_s_loss
+        return None, lambda v: f"{_number(v * 100)} %"
     for i, word in enumerate(words):
         if word == "s" and i and words[i - 1] == "per":
             return "rate", lambda v: _per_second(v, "/s")
