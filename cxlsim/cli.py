@@ -273,7 +273,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         notes = [_wrap(f"{row['id']}: {row['note']}") for row in rows if row["note"]]
         if notes:
             print("\nNotes:\n" + "\n".join(notes))
-        print("\n" + _wrap(summary(rows)))
+        print("\n" + _wrap_items(summary(rows).split(", ")))
     if args.page:
         write_page(args.page, rows, quick)
         print(f"wrote {args.page}", file=sys.stderr)
@@ -423,6 +423,20 @@ def _wrap(text: str) -> str:
     """``text`` wrapped to :func:`_width`, its further lines indented."""
     return textwrap.fill(text, _width(), subsequent_indent="  ", break_long_words=False,
                          break_on_hyphens=False)
+
+
+def _wrap_items(items: Sequence[str]) -> str:
+    """``items`` joined by ", " within :func:`_width`, a line breaking only between
+    items (a count such as ``3 PASS (idle calibrated)`` stays whole)."""
+    lines = [""]
+    for item in items:
+        joined = f"{lines[-1]}, {item}" if lines[-1] else item
+        if len(joined) + 1 > _width() and lines[-1]:
+            lines[-1] += ","
+            lines.append(item)
+        else:
+            lines[-1] = joined
+    return "\n".join(lines)
 
 
 def _table(rows: Sequence[dict], columns: Sequence[str]) -> str:

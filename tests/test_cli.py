@@ -14,6 +14,7 @@ from conftest import REPO, SWITCH_POOL, SWITCH_POOL_ROUTES, refused
 from cxlsim.cli import main
 from cxlsim.experiments import load_experiment
 from cxlsim.validation import ROW_KEYS, verdict
+from cxlsim.validation.markdown import summary
 
 STATUSES = {"PASS", "FAIL", "EXPLAINED", "CALIBRATED", "SMOKE", "NOT MODELLED"}
 
@@ -133,7 +134,7 @@ def test_validate_prints_a_line_per_row_then_the_counts(capsys, quick_rows):
     assert out.splitlines()[0].startswith(f"{first['id']:<6} {first['status']:<10} "
                                           f"{first['simulated']} | published")
     assert "T1.1" in out and "T7.4" in out
-    summary = out.strip().splitlines()[-1]
+    summary = " ".join(out.strip().split("\n\n")[-1].splitlines())  # lines break between counts
     total = sum(int(part.split()[0]) for part in summary.split(", "))
     assert total == len(yaml.safe_load(
         (REPO / "cxlsim" / "validation" / "targets.yaml").read_text()))
@@ -337,6 +338,11 @@ def test_validate_fits_the_width(capsys, quick_rows, monkeypatch):
     lines = capsys.readouterr().out.splitlines()
     assert max(map(len, lines)) <= 100
     assert "Notes:" in lines  # each note wrapped under the table
+    monkeypatch.setenv("COLUMNS", "40")  # the counts break between counts, never inside one
+    main(["validate", "--quick"])
+    counts = capsys.readouterr().out.strip().split("\n\n")[-1].splitlines()
+    assert len(counts) > 1 and all(len(line) <= 40 for line in counts)
+    assert " ".join(counts) == summary(quick_rows)
     main(["validate", "--quick", "--json"])  # JSON as it was: one row a line's object
     assert json.loads(capsys.readouterr().out) == [
         {k: row[k] for k in ROW_KEYS} for row in quick_rows]

@@ -73,7 +73,8 @@ class Alias:
     gives index ``i`` with probability ``weights[i] / sum(weights)``."""
 
     def __init__(self, weights: np.ndarray) -> None:
-        scaled = np.asarray(weights, np.float64) * (len(weights) / np.sum(weights))
+        weights = np.asarray(weights, np.float64)
+        scaled = weights / np.sum(weights) * len(weights)  # this order: a tiny sum cannot overflow
         self.keep = np.ones(len(weights))
         self.alias = np.arange(len(weights))
         _vose(scaled, self.keep, self.alias)
