@@ -375,7 +375,7 @@ def test_the_pages_table_is_the_groupby_of_every_page(seed, n):
     frame of every page."""
     import pandas as pd
 
-    from cxlsim.experiments.kinds.trace_memory import _pages
+    from cxlsim.experiments.trace_results import pages_table as _pages
     from cxlsim.mm.placement import DEMOTED, PAGE_TYPES, PROMOTED, Placement
 
     rng = np.random.default_rng(seed)

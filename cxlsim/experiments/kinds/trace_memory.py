@@ -27,8 +27,6 @@ from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
 import numpy as np
-import pandas as pd
-import plotly.express as px
 from pydantic import (Field, PrivateAttr, SerializationInfo, SerializerFunctionWrapHandler,
                       ValidationError, ValidationInfo, field_validator, model_serializer,
                       model_validator)
@@ -38,6 +36,7 @@ from cxlsim.config.base import ProblemAt, StrictModel, scales
 from cxlsim.config.validate import problem_in
 from cxlsim.errors import InputError, RunWarning, shown, unknown
 from cxlsim.experiments import trace_cache
+from cxlsim.experiments import trace_results as results
 from cxlsim.experiments.memory_base import MemoryExperiment
 from cxlsim.experiments.progress import progress_bar
 from cxlsim.experiments.quick import QUICK_RECORDS, Change, QuickForm, factor_for
@@ -51,12 +50,12 @@ from cxlsim.mm.migrate import MigrationParams
 from cxlsim.mm.numa import Numa
 from cxlsim.mm.numa_balancing import Scanner
 from cxlsim.mm.params import KernelParams
-from cxlsim.mm.placement import DEMOTED, PAGE_TYPES, PROMOTED, Placement
+from cxlsim.mm.placement import PAGE_TYPES, Placement
 from cxlsim.mm.similarity import Law, clocks
 from cxlsim.mm.watermarks import WMARK_MIN
-from cxlsim.tiered.policies import POLICIES, Policy
+from cxlsim.tiered.policies import POLICIES
 from cxlsim.tiered.policies.damon import check_attrs
-from cxlsim.tiered.run import LOSSES, VMSTAT, Survey, simulate, survey
+from cxlsim.tiered.run import Survey, simulate, survey
 from cxlsim.traces import generate, open_trace
 from cxlsim.traces.generators import KINDS, trace_bytes
 from cxlsim.traces.params import parse_param
@@ -578,7 +577,7 @@ class TraceMemoryExperiment(MemoryExperiment):
                                self.epoch, self.seed, exp.kswapd_interval, self.thread_mlp,
                                exp.migration, exp._scanner(), exp._damon(), self.compute,
                                self.sample, bar.update)
-        result = self._result(run, found, cores, exp)
+        result = results.result(self, run, found, cores, exp)
         result.metrics.update(exp._scaled_metrics(law, run))
         return result
 
@@ -732,53 +731,6 @@ class TraceMemoryExperiment(MemoryExperiment):
             f"the nodes more capacity, make the trace's footprint smaller, or turn swap on",
             key="trace")
 
-    def _result(self, run, found, cores: int, scaled: "TraceMemoryExperiment"
-                ) -> RunResult:
-        epochs = pd.DataFrame(run.epochs)
-        names = run.nodes
-        refs = np.array([epochs[f"refs_{n}"].sum() for n in names])
-        lat = np.array([(epochs[f"latency_ns_{n}"] * epochs[f"refs_{n}"]).sum()
-                        / max(refs[k], 1) for k, n in enumerate(names)])
-        per_epoch = sum(epochs[f"latency_ns_{n}"] * epochs[f"refs_{n}"] for n in names) \
-            / np.maximum(sum(epochs[f"refs_{n}"] for n in names), 1)
-        seconds = run.time_ns / 1e9
-        nodes = pd.DataFrame({
-            "node": names, "memory_refs": refs,
-            "traffic_share": refs / max(refs.sum(), 1),
-            "mean_latency_ns": lat,
-            "GBps": [(epochs[f"GBps_{n}"] * epochs["duration_ns"]).sum() / run.time_ns
-                     for n in names],
-            "resident_pages": run.placement.counts(n_nodes=len(names)),
-        })
-        metrics = {"app_time_s": seconds, "accesses": run.accesses,
-                   "accesses_per_s": run.accesses / seconds if seconds else 0.0,
-                   "footprint_pages": found.footprint, "cores": cores,
-                   "epochs": len(epochs), "sample": self.sample,
-                   "mean_memory_latency_ns": float((lat * refs).sum() / max(refs.sum(), 1)),
-                   "p99_epoch_latency_ns": float(np.percentile(per_epoch, 99))}
-        metrics.update(_measured(epochs, self.warmup))
-        metrics.update({k: int(epochs[k].sum()) for k in (
-            *VMSTAT, "numa_hint_faults", "numa_pages_migrated", "migrate_rate_limited",
-            "pingpong")})
-        metrics["tlb_shootdown_ns"] = float(epochs["tlb_shootdown_ns"].sum())
-        # how far the policies' clocks got: a steady state needs many of each
-        metrics.update(numa_scans=run.scans, numa_scan_passes=run.passes,
-                       damon_aggregations=run.aggregations)
-        metrics["migrations_per_s"] = metrics["pgmigrate_success"] / seconds if seconds else 0.0
-        metrics.update({f"traffic_share_{n}": float(s)
-                        for n, s in zip(names, nodes["traffic_share"])})
-        metrics.update({f"pages_{t}": int((run.placement.page_type == code).sum())
-                        for code, t in enumerate(PAGE_TYPES)})
-        metrics.update(_time_parts(epochs, run.time_ns))
-        metrics.update(scaled._acted(run, metrics["numa_pages_migrated"],
-                                     metrics["pgmigrate_fail_dst_node_full"]))
-        tables = {"epochs": epochs, "nodes": nodes, "pages": _pages(run.placement, names)}
-        if self.damon.enabled:
-            tables["damon_regions"] = pd.DataFrame(
-                run.regions, columns=["time_ns", "start_page", "end_page", "nr_accesses", "age"])
-        return RunResult(self.name, self, metrics, tables,
-                         self.draw(lambda: self._figures(epochs, names)))
-
     def _check_span(self, real_s: float) -> None:
         """A generator whose records stand for ``span`` of real time (the TPP services)
         is in step with the run only when the run stands for about as long: else a
@@ -795,108 +747,3 @@ class TraceMemoryExperiment(MemoryExperiment):
                 f"stands for ({real}: simulated time x time_compression); its windows are out "
                 f"of step with the kernel's clocks (set trace.params.span)", self.name),
                 stacklevel=3)
-
-    def _acted(self, run, migrated: int, refused: int = 0) -> dict[str, Any]:
-        """``policy_acted`` and, when it did not, ``policy_idle_reason`` (also a
-        :class:`~cxlsim.errors.RunWarning`): no NUMA scan or DAMON aggregation before
-        the run ended, or no page moved by a policy that moves pages (with the
-        ``refused`` hint-fault migrations that found no room, if any). Called on the
-        experiment as the run used it (clocks scaled by the similarity law)."""
-        ran = f"the run's {format_time(run.time_ns, digits=3)}"
-        reason = ""
-        if self.numa_balancing.enabled and not run.scans:
-            reason = (f"no NUMA scan before the end: numa_balancing.scan_delay "
-                      f"{format_time(self.numa_balancing.scan_delay)} is not shorter than {ran}")
-        elif self.damon.enabled and not run.aggregations:
-            reason = (f"the DAMON monitor never aggregated: damon.aggregate "
-                      f"{format_time(self.damon.aggregate)} is longer than {ran}")
-        elif POLICIES[self.policy].moves is not Policy.moves and not migrated:
-            reason = "it moved no page" + (
-                f": its {refused:,} hint-fault migrations found DRAM at its high watermark "
-                f"and nothing made room (pgmigrate_fail_dst_node_full)" if refused else "")
-        if reason:
-            warnings.warn(RunWarning(f"policy {self.policy} never acted: {reason}", self.name),
-                          stacklevel=2)
-        return {"policy_acted": not reason, "policy_idle_reason": reason}
-
-    def _figures(self, epochs: pd.DataFrame, names: list[str]) -> dict:
-        """Each node's traffic, traffic share and resident (hot and cold) pages over time."""
-        long = epochs.melt(id_vars=["end_ns"], value_vars=[f"GBps_{n}" for n in names],
-                           var_name="node", value_name="GBps")
-        long["node"] = long["node"].str.removeprefix("GBps_")
-        long["time_ms"] = long["end_ns"] / 1e6
-        fig = px.line(long, x="time_ms", y="GBps", color="node",
-                      title=f"Memory traffic per node over time ({self.policy})",
-                      labels={"time_ms": "simulated time (ms)", "GBps": "GB/s"})
-        resident = px.area(_hot_and_cold(epochs, names), x="time_ms", y="pages", color="pages of",
-                           title="Resident pages per node over time: hot (accessed in the "
-                                 "epoch) and cold",
-                           labels={"time_ms": "simulated time (ms)"})
-        refs = epochs[[f"refs_{n}" for n in names]].to_numpy()
-        share = pd.DataFrame(refs / np.maximum(refs.sum(axis=1, keepdims=True), 1),
-                             columns=names).assign(time_ms=epochs["end_ns"] / 1e6)
-        shares = px.line(share.melt(id_vars=["time_ms"], var_name="node", value_name="share"),
-                         x="time_ms", y="share", color="node",
-                         title="Share of memory traffic per node over time",
-                         labels={"time_ms": "simulated time (ms)"})
-        shares.update_layout(yaxis_tickformat=".0%")
-        return {"traffic over time": fig, "traffic share over time": shares,
-                "resident pages over time": resident}
-
-
-def _time_parts(epochs: pd.DataFrame, time_ns: float) -> dict[str, float]:
-    """The app time in parts that add up to it (:func:`cxlsim.tiered.run._losses`):
-    ``local_ns`` and the losses beyond it, in ns and as shares of the app time."""
-    out = {}
-    for key in ("local_ns", *LOSSES):
-        out[key] = ns = float(epochs[key].sum())
-        out[key.removesuffix("_ns") + "_share"] = ns / time_ns if time_ns else 0.0
-    return out
-
-
-def _measured(epochs: pd.DataFrame, warmup: int) -> dict[str, float]:
-    """Time, accesses and throughput of the epochs starting at or after record ``warmup``."""
-    start = epochs["accesses"].cumsum() - epochs["accesses"]
-    after = epochs[start >= warmup]
-    seconds = float(after["duration_ns"].sum()) / 1e9
-    accesses = int(after["accesses"].sum())
-    return {"measured_time_s": seconds, "measured_accesses": accesses,
-            "measured_accesses_per_s": accesses / seconds if seconds else 0.0}
-
-
-def _hot_and_cold(epochs: pd.DataFrame, names: list[str]) -> pd.DataFrame:
-    """Per epoch end and node: resident pages accessed in the epoch (hot) and not (cold),
-    long form for a stacked area figure."""
-    parts = []
-    for n in names:
-        hot, resident = epochs[f"hot_{n}"], epochs[f"pages_{n}"]
-        for label, pages in ((f"{n} hot", hot), (f"{n} cold", (resident - hot).clip(lower=0))):
-            parts.append(pd.DataFrame({"time_ms": epochs["end_ns"] / 1e6, "pages": pages,
-                                       "pages of": label}))
-    return pd.concat(parts, ignore_index=True)
-
-
-
-def _pages(placement: Placement, names: list[str]) -> pd.DataFrame:
-    """Pages by type, node at the end (``none``: not resident) and the epoch of their
-    latest allocation, with their accesses and how many were last demoted or promoted:
-    groups of one integer key each, counted with numpy (a pandas groupby of every page
-    took 10 ms a run, a tenth of a small run's time)."""
-    n_nodes = len(names) + 1  # node -1 ("none") shifted to 0
-    epochs = int(placement.alloc_epoch.max(initial=-1)) + 2
-    key = ((placement.page_type.astype(np.int64) * n_nodes + placement.node + 1) * epochs
-           + placement.alloc_epoch + 1)
-    groups, which = np.unique(key, return_inverse=True)
-    node = (groups // epochs) % n_nodes - 1
-
-    def total(values: np.ndarray) -> np.ndarray:
-        return np.bincount(which, weights=values, minlength=groups.size).astype(np.int64)
-
-    return pd.DataFrame({
-        "page_type": np.asarray(PAGE_TYPES)[groups // (epochs * n_nodes)],
-        "node": np.asarray(names + ["none"])[node],  # node -1: the last name
-        "alloc_epoch": groups % epochs - 1,
-        "pages": np.bincount(which, minlength=groups.size).astype(np.int64),
-        "accesses": total(placement.accesses),
-        "demoted": total((placement.flags & DEMOTED) > 0),
-        "promoted": total((placement.flags & PROMOTED) > 0)})
