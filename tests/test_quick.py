@@ -8,6 +8,7 @@ from conftest import REPO
 from cxlsim.cli import main
 from cxlsim.experiments import load_experiment, quick
 from cxlsim.experiments.quick import factor_for, quick_form, quick_overrides, shrink
+from cxlsim.experiments.trace_input import generator_params, key
 from cxlsim.experiments.sweep import run_file
 
 SMALL = """
@@ -147,10 +148,10 @@ def test_a_quick_form_generates_the_same_real_services_page_heat():
     that sets it keeps its own."""
     spec = load_experiment("tpp-1to4")
     small = load_experiment("tpp-1to4", quick_form(spec).overrides())
-    assert [e._generator_params()["real_footprint"] for e in (spec, small)] == ["16 GiB"] * 2
-    assert "real_footprint=16 GiB" in small._trace_key()[3]
+    assert [generator_params(e)["real_footprint"] for e in (spec, small)] == ["16 GiB"] * 2
+    assert "real_footprint=16 GiB" in key(small)[3]
     scaled = load_experiment("tpp-1to4", ["scale=4", "trace.params.footprint=16 MiB"])
-    assert scaled._generator_params()["real_footprint"] == "64 MiB"
+    assert generator_params(scaled)["real_footprint"] == "64 MiB"
     given = load_experiment("tpp-1to4", ["trace.params.real_footprint=1 GiB"])
-    assert given._generator_params()["real_footprint"] == "1 GiB"
-    assert "real_footprint" not in load_experiment("policy-stress")._generator_params()
+    assert generator_params(given)["real_footprint"] == "1 GiB"
+    assert "real_footprint" not in generator_params(load_experiment("policy-stress"))

@@ -6,7 +6,7 @@ import multiprocessing
 import os
 
 from cxlsim.experiments import load_experiment, trace_cache
-from cxlsim.experiments.kinds import trace_memory
+from cxlsim.experiments import trace_input
 from cxlsim.tiered.run import survey as real_survey
 from test_trace_memory import _spec
 
@@ -19,7 +19,7 @@ def _traces(folder):
 def test_runs_of_one_trace_share_its_file_and_survey_with_the_same_results(tmp_path,
                                                                           monkeypatch):
     surveys = []
-    monkeypatch.setattr(trace_memory, "survey",
+    monkeypatch.setattr(trace_input, "survey",
                         lambda chunks: surveys.append(1) or real_survey(chunks))
     spec = _spec(tmp_path, n=60_000, epoch=20_000)
     first, second = spec.run(), spec.run()
@@ -113,7 +113,7 @@ def test_a_sweep_generates_its_shared_trace_once_before_forking(tmp_path, monkey
     from cxlsim.experiments import sweep
     from test_trace_memory import BASE
 
-    real = trace_memory.generate
+    real = trace_input.generate
     makers = tmp_path / "makers"
     makers.mkdir()
 
@@ -121,7 +121,7 @@ def test_a_sweep_generates_its_shared_trace_once_before_forking(tmp_path, monkey
         (makers / str(os.getpid())).touch()
         return real(*args)
 
-    monkeypatch.setattr(trace_memory, "generate", generate)
+    monkeypatch.setattr(trace_input, "generate", generate)
     monkeypatch.setattr(trace_cache, "_cache", trace_cache._Cache())
     # as from the CLI (pytest's own threads would make the sweep choose forkserver)
     monkeypatch.setattr(sweep, "_worker_context", lambda: multiprocessing.get_context("fork"))

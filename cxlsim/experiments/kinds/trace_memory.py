@@ -21,22 +21,19 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Hashable
 from contextlib import ExitStack
-from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
-import numpy as np
 from pydantic import (Field, PrivateAttr, SerializationInfo, SerializerFunctionWrapHandler,
                       ValidationError, ValidationInfo, field_validator, model_serializer,
                       model_validator)
 
-from cxlsim import scratch
 from cxlsim.config.base import ProblemAt, StrictModel, scales
 from cxlsim.config.validate import problem_in
 from cxlsim.errors import InputError, RunWarning, shown, unknown
 from cxlsim.experiments import trace_cache
-from cxlsim.experiments import trace_results as results
+from cxlsim.experiments import trace_input, trace_results as results
 from cxlsim.experiments.memory_base import MemoryExperiment
 from cxlsim.experiments.progress import progress_bar
 from cxlsim.experiments.quick import QUICK_RECORDS, Change, QuickForm, factor_for
@@ -55,15 +52,11 @@ from cxlsim.mm.similarity import Law, clocks
 from cxlsim.mm.watermarks import WMARK_MIN
 from cxlsim.tiered.policies import POLICIES
 from cxlsim.tiered.policies.damon import check_attrs
-from cxlsim.tiered.run import Survey, simulate, survey
-from cxlsim.traces import generate, open_trace
-from cxlsim.traces.generators import KINDS, trace_bytes
+from cxlsim.tiered.run import simulate
+from cxlsim.traces.generators import KINDS
 from cxlsim.traces.params import parse_param
 from cxlsim.units import (Bandwidth, KernelMs, Percent, Size, Time, format_percent, format_size,
                           format_time, parse_percent, shown_in)
-
-#: The trace columns the run reads (and ``page_type`` when the trace has it).
-COLUMNS = ["addr", "op", "thread"]
 
 
 def _one_of(name: str, known: dict, what: str) -> str:
@@ -167,9 +160,6 @@ def _flat(tree: dict, prefix: str = "") -> dict[str, Any]:
     return out
 
 
-#: Fewest pages a sampled run keeps (``sample:``): at 8,192 (64k pages, K = 8) the app
-#: time came within 4.6 % of the exact run's, at 16,384 within 1.2 % (experiments/README.md).
-MIN_SAMPLED_PAGES = 4096
 
 
 @register("trace-memory")
@@ -545,12 +535,12 @@ class TraceMemoryExperiment(MemoryExperiment):
 
     def run(self, progress: bool = False, point: int = 0) -> RunResult:
         with ExitStack() as stack:
-            path, chunks, found = self._surveyed_trace(stack, progress)
+            path, chunks, found = trace_input.surveyed(self, stack, progress)
             kind = POLICIES[self.policy]
             # a bound's nodes hold every page twice over, watermarks and all
             numa = self.numa(2 * found.footprint * 4096 if kind.unbounded else 0,
                              found.footprint)
-            self._check(found)
+            trace_input.check(self, found)
             if found.page_type.size and found.page_type.max() >= len(PAGE_TYPES):
                 raise InputError(f"{path}: page_type {int(found.page_type.max())} is not a "
                                  f"page type (0 anon, 1 file, 2 shmem)", key="trace")
@@ -568,7 +558,7 @@ class TraceMemoryExperiment(MemoryExperiment):
                 raise InputError(str(exc), key="real_footprint") from None
             kernel = KernelMemory(numa, placement, exp.kernel, law.scale)
             room = kernel.capacity - kernel.wmark[:, WMARK_MIN]
-            self._check_room(found, kernel.capacity, room)
+            trace_input.check_room(self, found, kernel.capacity, room)
             policy = kind(numa, found.footprint, self.mempolicy,
                           found.counts if kind.needs_counts else None, room, exp._params)
             with progress_bar(progress, -(-found.records // self.epoch), self.name,
@@ -619,7 +609,7 @@ class TraceMemoryExperiment(MemoryExperiment):
         """A generated trace small enough to keep (:mod:`..trace_cache`) is shared."""
         if isinstance(self.trace, str) or not trace_cache.keeps(self.trace.n):
             return None
-        return self._trace_key()
+        return trace_input.key(self)
 
     def run_key(self) -> Hashable | None:
         """A bound (all-local, all-cxl) gives its nodes room for every page twice over,
@@ -635,101 +625,7 @@ class TraceMemoryExperiment(MemoryExperiment):
         if self.shared_input() is None:
             return
         with ExitStack() as stack:
-            self._surveyed_trace(stack, progress)
-
-    def _surveyed_trace(self, stack: ExitStack, progress: bool = False) -> tuple[
-            Path, Callable[[], Iterator[dict[str, np.ndarray]]], Survey]:
-        """The trace's path, its chunks of the columns a run reads, and its survey: made
-        once and shared, read-only, by the runs that share the trace (``progress``: a
-        bar of its generation)."""
-        path, surveyed = self._trace_file(stack, progress)
-        trace = open_trace(path)  # addr, op and thread are required columns
-        columns = COLUMNS + ["page_type"] * ("page_type" in trace.fields)
-
-        def chunks() -> Iterator[dict[str, np.ndarray]]:
-            return trace.chunks(columns)
-
-        if surveyed[0] is None:
-            surveyed[0] = survey(chunks)
-            for shared in (surveyed[0].counts, surveyed[0].page_type):
-                shared.flags.writeable = False
-        return path, chunks, surveyed[0]
-
-    def _trace_key(self) -> tuple[Any, ...]:
-        g = self.trace
-        return (g.generate, g.n, g.seed,
-                tuple(f"{k}={v}" for k, v in self._generator_params().items()))
-
-    def _generator_params(self) -> dict[str, Any]:
-        """The generated trace's parameters; a generator whose pages stand for a real
-        service's (``real_footprint``, the TPP services' page heat) is told the real
-        footprint this run stands for, S x the footprint, unless the file sets it."""
-        g = self.trace
-        spec = KINDS[g.generate].params
-        if "real_footprint" not in spec or "real_footprint" in g.params:
-            return g.params
-        footprint = spec["footprint"].parse(str(g.params.get("footprint",
-                                                             spec["footprint"].default)))
-        real = self.real_footprint or self.scale * footprint
-        return {**g.params, "real_footprint": format_size(int(real))}
-
-    def _trace_file(self, stack: ExitStack, progress: bool = False
-                    ) -> tuple[Path, list[Survey | None]]:
-        """The trace's path and a one-item list for its survey: shared by the runs of
-        this process, and of workers forked after :meth:`prepare`, that generate the same
-        trace (:mod:`..trace_cache`)."""
-        if isinstance(self.trace, str):
-            return Path(self.trace), [None]
-        g = self.trace
-        key = self._trace_key()
-
-        def make(folder: Path) -> Path:
-            scratch.check_room(folder, trace_bytes(g.generate, g.n),
-                               f"generating a trace of {g.n:,} records")
-            if not progress:  # (an undrawn bar would count records as a sweep's steps)
-                return generate(g.generate, g.n, g.seed, folder / "trace.arrow", key[3])
-            with progress_bar(True, g.n, f"{self.name}: generating {g.generate}", "record",
-                              unit_scale=True) as bar:
-                return generate(g.generate, g.n, g.seed, folder / "trace.arrow", key[3],
-                                bar.update)
-
-        return trace_cache.generated(
-            key, g.n, make, lambda: stack.enter_context(scratch.temporary("cxlsim-trace-")))
-
-    def _check(self, found: Survey) -> None:
-        if found.records == 0:
-            raise InputError("the trace has no records", key="trace")
-        if self.epoch > found.records:
-            raise InputError(f"epoch ({self.epoch:,} records) is longer than the trace "
-                             f"({found.records:,} records)", key="epoch")
-        if self.sample > 1 and found.footprint < self.sample * MIN_SAMPLED_PAGES:
-            raise InputError(
-                f"1 page in {self.sample} keeps about {found.footprint // self.sample:,} of the "
-                f"trace's {found.footprint:,} pages; a sample needs at least "
-                f"{MIN_SAMPLED_PAGES:,} for its estimate to hold (errors by K in "
-                f"experiments/README.md): a smaller sample factor, or 1", key="sample")
-        if self.warmup >= found.records:
-            raise InputError(f"warmup ({self.warmup:,} records) leaves nothing of the trace "
-                             f"({found.records:,} records) to measure", key="warmup")
-
-    def _check_room(self, found: Survey, capacity: np.ndarray, room: np.ndarray) -> None:
-        """Without swap, every anon (and shmem) page the trace touches stays resident
-        (a trace frees nothing; file pages can be dropped): the nodes' pages above their
-        min watermarks (``room``; ``capacity`` in all) must hold them, or the kernel
-        would OOM whatever the policy, the epoch or the placement."""
-        kept = int((found.page_type != PAGE_TYPES.index("file")).sum())
-        if self.kernel.swap or kept <= room.sum():
-            return
-        def pages(n: int) -> str:
-            return f"{n:,} pages ({n * 4096 / 2**20:,.1f} MiB)"
-
-        raise InputError(
-            f"the trace touches {pages(kept)} of anon memory, more than "
-            f"{' + '.join(self.nodes)} hold above their min watermarks: "
-            f"{pages(int(room.sum()))} of {pages(int(capacity.sum()))}; with swap off "
-            f"(kernel.swap) anon pages cannot be reclaimed and the kernel would OOM: give "
-            f"the nodes more capacity, make the trace's footprint smaller, or turn swap on",
-            key="trace")
+            trace_input.surveyed(self, stack, progress)
 
     def _check_span(self, real_s: float) -> None:
         """A generator whose records stand for ``span`` of real time (the TPP services)
