@@ -396,6 +396,32 @@ def test_with_no_file_pages_left_reclaim_scans_anon_whatever_the_swappiness():
     assert mem.vmstat()["pgdemote_kswapd"] > 0
 
 
+@pytest.mark.parametrize("promoted", [0, 150])
+def test_cache_trim_is_decided_before_the_active_file_list_is_aged(promoted):
+    """prepare_scan_control (mm/vmscan.c) reads inactive_is_low before
+    shrink_active_list ages anything: with plenty of inactive file pages and the file
+    list not low, kswapd trims the cache (file only); once active file pages -- TPP's
+    promotions arrive active -- make it low, there is no cache trim and anon is scanned
+    by swappiness too. (Aged first, the file list always looked balanced, and a DRAM
+    node full of cold anon demoted only the few file pages just promoted: TPP's Cache1
+    at 1:4 ping-ponged them, 15,164 ping-pongs for 16,274 promotions at --quick.)"""
+    # at 64 real pages a page: 100 inactive file pages are 6,400 real, >> 12 > 0
+    mem = KernelMemory(dram_cxl(), 40000, {"demotion_enabled": True}, scale=64)
+    mem.alloc(np.arange(100), 0, "file")
+    hot = np.arange(100, 100 + promoted)
+    mem.alloc(hot, 0, "file")
+    mem.mark_accessed(hot)
+    mem.mark_accessed(hot)                       # on the active list, as promoted
+    fill_to_low(mem, 0, "anon", start=1000)      # the rest of the node: cold anon
+    mem.young[:] = False
+    assert mem.lists.inactive_is_low(0, FILE) == bool(promoted)
+    mem.kswapd()
+    stats = mem.vmstat()
+    assert stats["pgsteal_file"] > 0
+    assert (stats["pgsteal_anon"] > 0) == bool(promoted)
+    assert stats["pgdemote_kswapd"] == stats["pgsteal_kswapd"]
+
+
 def _tail_by_scan(mem: KernelMemory, node: int, kind: int, lru: int, n: int) -> list[int]:
     """A list's ``n`` oldest pages found the plain way: scan every page, sort by stamp."""
     cand = np.flatnonzero((mem.node == node) & (mem.lru == lru) & (mem.kind == kind))

@@ -6,7 +6,9 @@ What follows the kernel, and from where (torvalds/linux, 6.x):
 * Reclaim (mm/vmscan.c ``shrink_node``, ``get_scan_count``, ``shrink_folio_list``,
   ``demote_folio_list``): priorities 12 down to 0 scan ``size >> priority`` of each
   inactive list; file only while the inactive file list is not low (cache trim mode) or
-  anon cannot be reclaimed; otherwise anon:file in swappiness:(200 - swappiness) (no
+  anon cannot be reclaimed -- judged on the lists as reclaim finds them, before it ages
+  any (``prepare_scan_control``: active pages just added, TPP's promotions, end cache
+  trim until aging has caught up); otherwise anon:file in swappiness:(200 - swappiness) (no
   refault costs modelled), equally at priority 0. Anon is reclaimable only with swap or a
   demotion target. A reclaimed page is demoted first when ``demotion_enabled``
   (mm/memory-tiers.c ``numa_demotion_enabled``, default false), to the preferred target,
@@ -49,7 +51,7 @@ import math
 import numpy as np
 from numba import njit
 
-from cxlsim.mm.lru import ACTIVE, INACTIVE, LruLists, inactive_ratio
+from cxlsim.mm.lru import ACTIVE, INACTIVE, LruLists
 from cxlsim.mm.params import KernelParams
 from cxlsim.mm.placement import ANON, DEMOTED, FILE
 from cxlsim.mm.vmstat import VmStat
@@ -151,21 +153,26 @@ class Reclaim:
         for priority in range(DEF_PRIORITY, -1, -1):
             if reclaimed >= target:
                 break
+            # prepare_scan_control decides on the lists as reclaim finds them, before
+            # any aging: cache trim needs an inactive file list that is not low (a
+            # promotion's active page makes it low), and a tiny file list forces anon
+            # only while the anon inactive list is not low either
+            f_inactive, f_active = (int(x) for x in lists.nr[node, FILE])
+            trim = self._real(f_inactive) >> priority > 0 \
+                and not lists.inactive_is_low(node, FILE)
+            # almost out of file pages: force-scan anon (get_scan_count's file_is_tiny;
+            # shrink_node's total_high_wmark, TPP's WMARK_DEMOTE where it is set)
+            tiny = f_inactive + f_active + int(self.zones.nr_free[node]) \
+                <= max(self.zones.wmark[node, WMARK_HIGH], self.zones.wmark_demote[node]) \
+                and not lists.inactive_is_low(node, ANON) \
+                and self._real(int(lists.nr[node, ANON, INACTIVE])) >> priority > 0
             lists.age_active(node, FILE)
             if anon_ok:
                 lists.age_active(node, ANON)
             inactive = lists.nr[node, :, INACTIVE].copy()
             if inactive.sum() == 0:
                 break
-            f_inactive, f_active = (int(x) for x in lists.nr[node, FILE])
-            trim = self._real(f_inactive) >> priority > 0 and \
-                f_inactive * inactive_ratio(self._real(f_inactive + f_active)) >= f_active
             swappiness = self.params.swappiness
-            # almost out of file pages: force-scan anon (get_scan_count's file_is_tiny;
-            # shrink_node's total_high_wmark, TPP's WMARK_DEMOTE where it is set)
-            tiny = f_inactive + f_active + int(self.zones.nr_free[node]) \
-                <= max(self.zones.wmark[node, WMARK_HIGH], self.zones.wmark_demote[node]) \
-                and self._real(int(inactive[ANON])) >> priority > 0
             if not anon_ok:
                 share = {FILE: 1.0}
             elif priority == 0 and swappiness:
