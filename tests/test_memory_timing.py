@@ -360,6 +360,21 @@ def test_epoch_engine_step_is_the_equilibrium(selectel):
     assert engine.time == pytest.approx(times)
 
 
+def test_a_core_standing_for_threads_loads_the_nodes_as_they_do(selectel):
+    """The similarity law's n_t / c: a core standing for 4 threads loads the nodes as 4
+    cores do, its own time that of one of them."""
+    ms = MemorySystem.from_topology(selectel, nodes={"ram": ["dram0"], "cxl": ["cxl0", "cxl1"]})
+    refs, busy = np.array([[1000.0, 1000.0]]), np.array([2000 * 20.0])
+    one = EpochEngine(ms, mlp=16, stands_for=4)
+    four = EpochEngine(ms, mlp=16)
+    assert one.step(refs, busy) == pytest.approx(four.step(np.repeat(refs, 4, 0),
+                                                           np.repeat(busy, 4))[:1])
+    assert one.history[-1].read_bps == pytest.approx(four.history[-1].read_bps)
+    alone = EpochEngine(ms, mlp=16)
+    alone.step(refs, busy)
+    assert alone.history[-1].latency["cxl"] < one.history[-1].latency["cxl"]
+
+
 def test_xeon6_preset_drives_the_epoch_engine(selectel):
     cpu = validate_document(CpuParams, load_document(REPO / "models/cpus/xeon6.yaml"))
     assert cpu.cores == 48 and cpu.mlp == 16

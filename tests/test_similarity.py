@@ -153,6 +153,15 @@ def test_scale_one_changes_nothing_and_a_scaled_run_records_its_law(tmp_path):
     assert "numa_balancing.scan_period: 1000 ms -> 250 ms" in text
 
 
+def test_real_threads_load_the_memory_as_many_cores(tmp_path):
+    """Twice the real threads on the same cores: each core's traffic counts twice in the
+    nodes' loaded latency (the law's n_t / c), the accesses stay the run's."""
+    runs = [_load(tmp_path, "policy=all-cxl", "trace.params.threads=2",
+                  f"real_threads={n}").run() for n in (2, 4)]
+    assert runs[0].metrics["accesses"] == runs[1].metrics["accesses"]
+    assert runs[1].metrics["mean_memory_latency_ns"] > runs[0].metrics["mean_memory_latency_ns"]
+
+
 def test_resolve_and_the_run_take_k_from_the_same_cores(tmp_path):
     """real_threads set, threads not: the cores are the trace's threads in both."""
     sets = ("trace.params.threads=4", "real_threads=8", "scale=4")

@@ -357,13 +357,18 @@ class EpochEngine:
     work that does not wait on memory (compute and cache hits). Its epoch takes
     ``busy + sum_n refs[c, n] / mlp * L_n`` with the nodes' loaded latencies ``L_n`` at
     the bandwidth all cores draw in that epoch -- the same equilibrium as
-    :meth:`MemorySystem.solve`, with one demand per core (gap = busy / refs).
+    :meth:`MemorySystem.solve`, with one demand per core (gap = busy / refs), of
+    ``stands_for`` threads when each core stands for several of the real system's.
     """
 
-    def __init__(self, system: MemorySystem, mlp: float, read_fraction: float = 1.0) -> None:
+    def __init__(self, system: MemorySystem, mlp: float, read_fraction: float = 1.0,
+                 stands_for: float = 1.0) -> None:
         self.system = system
         self.nodes = list(system.nodes)
         self.mlp = mlp
+        #: Threads of the real system each core stands for (the similarity law's
+        #: real threads / cores): its demand loads the nodes that many times.
+        self.stands_for = stands_for
         self.read_fraction = read_fraction
         self.time = np.zeros(0)
         self.history: list[Equilibrium] = []
@@ -393,7 +398,8 @@ class EpochEngine:
             total = row.sum()
             if total > 0:
                 shares = {n: r / total for n, r in zip(self.nodes, row) if r > 0}
-                demands.append(Demand(1, self.mlp, shares, b / total, self.read_fraction))
+                demands.append(Demand(self.stands_for, self.mlp, shares, b / total,
+                                      self.read_fraction))
                 index.append(c)
         return demands, index
 

@@ -15,6 +15,10 @@ what follows for each tunable (its class, written once at the field's definition
   is divided by ``K``;
 * the share of CPU time spent on faults and moves -> every per-event **cost** (hint fault,
   page move, IPI, ``invlpg``) keeps its kernel value;
+* the memory system's utilisation -> each of the run's ``c`` cores stands for ``n_t / c``
+  of the real system's threads, so its demand on the memory nodes (and the kernel's page
+  copies) loads their queues and the uncore's trackers ``n_t / c`` times
+  (:attr:`Law.stands_for`, the epoch engine's ``stands_for``);
 * the share of the footprint one interval can move or look at -> every **quota** per
   interval (DAMOS bytes and time quotas, Colloid's pages per round, the scanner's
   address space per scan) and every **size** measured against a node (NUMA balancing's
@@ -83,6 +87,11 @@ class Law:
     def compression(self) -> float:
         """``K``: how much faster simulated time runs, page for page."""
         return self.scale * self.cores / self.threads
+
+    @property
+    def stands_for(self) -> float:
+        """Threads of the real system each simulated core stands for: ``n_t / c``."""
+        return self.threads / self.cores
 
     @property
     def identity(self) -> bool:

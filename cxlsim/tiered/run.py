@@ -162,7 +162,8 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
              kswapd_interval: float = 1e6, mlp: float | None = None,
              migration: MigrationParams | None = None, scanner: Scanner | None = None,
              damon: DamonParams | None = None, compute: float = 0.0,
-             sample: int = 1, epoch_done: Callable[[], object] | None = None) -> TraceRun:
+             sample: int = 1, epoch_done: Callable[[], object] | None = None,
+             stands_for: float = 1.0) -> TraceRun:
     """Run the trace (second pass) on ``cores`` cores, ``epoch`` records per epoch, each
     core keeping ``mlp`` misses in flight (default: the CPU's); the kernel's memory state
     (``kernel``, over the footprint's placement) places and moves every page. Moves cost
@@ -172,9 +173,11 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
     ``sample`` > 1 runs only the pages of a 1-in-``sample`` sample through cores scaled
     down as much (:mod:`cxlsim.memory.sampling`); the placement, the kernel and the
     policy still see every page. ``epoch_done`` is called after each epoch (a progress
-    bar's update)."""
+    bar's update). Each core stands for ``stands_for`` threads of the real system, whose
+    demand (and the page copies') loads the memory system (:mod:`cxlsim.mm.similarity`)."""
     return _Run(chunks, found, memory, cpu, policy, kernel, cores, epoch, seed, mlp,
-                migration, scanner, damon, compute, sample).run(kswapd_interval, epoch_done)
+                migration, scanner, damon, compute, sample, stands_for
+                ).run(kswapd_interval, epoch_done)
 
 
 class _Run:
@@ -186,7 +189,7 @@ class _Run:
                  policy: Policy, kernel: KernelMemory, cores: int, epoch: int, seed: int,
                  mlp: float | None, migration: MigrationParams | None,
                  scanner: Scanner | None, damon: DamonParams | None, compute: float,
-                 sample: int) -> None:
+                 sample: int, stands_for: float = 1.0) -> None:
         self.chunks, self.found, self.policy, self.kernel = chunks, found, policy, kernel
         self.epoch, self.compute, self.sample = epoch, compute, sample
         self.scanner, self.damon = scanner, damon
@@ -205,7 +208,7 @@ class _Run:
         self.grouper = RecordGrouper({t: i % cores for i, t in enumerate(found.threads)},
                                      cores, PAGE_BYTES.bit_length() - 1, rank)
         self.hierarchy = _cores(scaled_cpu(cpu, sample), table, cores, len(nodes))
-        self.engine = EpochEngine(memory, mlp or cpu.mlp)
+        self.engine = EpochEngine(memory, mlp or cpu.mlp, stands_for=stands_for)
         self.result = TraceRun(nodes, placement)
         self.sim = Simulation(seed)
         self.migration = migration or MigrationParams(cost=0.0)
@@ -584,7 +587,7 @@ def _epoch(engine: EpochEngine, cores: list[CoreMemory], grouped: EpochRecords,
     (the row's time in parts, :func:`_losses`)."""
     latency = engine.latencies()
     node_ns = np.array([latency[n] for n in nodes])
-    vaddr, bounds, records = grouped.vaddr, grouped.bounds, grouped.records
+    records = grouped.records
     refs = np.zeros((len(cores), len(nodes)))
     busy = compute * records.astype(float)
     # the cores' chunks one after another (a shared cache sees core 0's, then core 1's)

@@ -566,7 +566,7 @@ class TraceMemoryExperiment(MemoryExperiment):
                 run = simulate(chunks, found, self.memory(), exp.cpu, policy, kernel, cores,
                                self.epoch, self.seed, exp.kswapd_interval, self.thread_mlp,
                                exp.migration, exp._scanner(), exp._damon(), self.compute,
-                               self.sample, bar.update)
+                               self.sample, bar.update, law.stands_for)
         result = results.result(self, run, found, cores, exp)
         result.metrics.update(exp._scaled_metrics(law, run))
         return result
