@@ -50,13 +50,13 @@ def test_policy_compare_runs_16_times_smaller_standing_for_the_same_system():
     form = quick_form(spec)
     assert form.factor == 16
     assert form.overrides() == [
-        "scale=256", "trace.n=15625000", "trace.params.footprint=64 MiB", "epoch=4096",
+        "scale=1024", "trace.n=15625000", "trace.params.footprint=16 MiB", "epoch=4096",
         "topology.nodes[dram0].capacity=16 GiB", "topology.nodes[cxl0].capacity=16 GiB"]
-    assert any(n.startswith("L1 DTLB at scale 256: 16 sets of 6 ways -> one set of 1")
+    assert any(n.startswith("L1 DTLB at scale 1024: 16 sets of 6 ways -> one set of 1")
                for n in form.notes)
     small = load_experiment("policy-compare", form.overrides())
     # the same real system: S x footprint, and tunables at their kernel values
-    assert small.scale * 64 == spec.scale * 1024
+    assert small.scale * 16 == spec.scale * 256 and small.real_threads == spec.real_threads
     assert small.numa_balancing == spec.numa_balancing and small.kernel == spec.kernel
     assert small.sweep.grid == spec.sweep.grid  # shares of the footprint stay
 

@@ -70,7 +70,8 @@ def test_the_policy_comparison_sweeps_policies_against_all_local():
     from conftest import REPO
 
     result = run_file(REPO / "experiments" / "policy-compare.yaml", [
-        "trace.n=60000", "epoch=5000", "scale=1", "trace.params={footprint: 64 MiB, threads: 2}",
+        "trace.n=60000", "epoch=5000", "scale=1", "real_threads=2",
+        "trace.params={footprint: 64 MiB, threads: 2}",
         "numa_balancing={scan_delay: 100 us, scan_period: 100 us, scan_period_max: 6 ms, "
         "scan_size: 4 MiB, max_scan_rate: 25600 GB/s}",
         "sweep.grid={policy: [all-local, static, numab-tiering, autotiering], "

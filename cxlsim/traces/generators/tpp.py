@@ -48,7 +48,7 @@ each. A hot page of 4 KiB holds ``item // object_size`` = 12 objects, placed reg
 of popularity, and is as hot as their sum: each type's hot objects are ranked by a Zipf
 law of ``anon_alpha`` or ``file_alpha`` and dealt onto the real service's hot pages
 (:func:`~cxlsim.traces.generators.heat.page_heat`). The service is the one of
-``real_footprint`` the trace stands for (16 GiB, the experiments' 1 GiB at scale 16; a
+``real_footprint`` the trace stands for (16 GiB, the experiments' 256 MiB at scale 64; a
 run sets it to its scale x footprint): each page of the trace takes the heat of that
 many real pages of like heat, so a top fraction of the pages takes the same share of
 the accesses at every scale. Measured on caches' keys, the law stands for the data
@@ -428,7 +428,7 @@ _HEAT = {
                             "bytes of the real service the footprint stands for (at least "
                             "the footprint): each page of the trace has the heat of "
                             "real_footprint / footprint of its pages of like heat; 16 GiB, "
-                            "the service the experiments simulate as 1 GiB at scale 16 (a "
+                            "the service the experiments simulate as 256 MiB at scale 64 (a "
                             "run sets it to its scale x footprint)"),
 }
 
