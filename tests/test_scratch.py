@@ -61,8 +61,9 @@ def start(tmp_path, tmp):
              *args], cwd=REPO, env={**os.environ, "TMPDIR": str(tmp)},
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
             start_new_session=True,  # a group of its own, to kill it and its workers after
-            # as from a terminal, whatever started the tests (a background job ignores SIGINT)
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)))
+            # as from a terminal, whatever started the tests (a background job ignores
+            # SIGINT, one under nohup SIGHUP)
+            preexec_fn=_default_signals))
         return started[-1]
 
     yield run
@@ -71,6 +72,12 @@ def start(tmp_path, tmp):
             os.killpg(process.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def _default_signals():
+    """The stopping signals' default actions in the child, as a terminal gives them."""
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
 
 
 def _owners(tmp, count):

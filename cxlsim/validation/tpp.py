@@ -1,9 +1,9 @@
 """The T6 checks: TPP (Maruf et al., ASPLOS'23) and default Linux on the trace engine.
 
 Every row runs the TPP experiment files (``experiments/tpp-*.yaml``: the web1, cache1,
-cache2 and warehouse workload models: a 16 GiB service on eight threads simulated as
+cache2 and warehouse workload models: a 16 GiB service on four threads simulated as
 256 MiB at scale 64 on two cores, every tunable the kernel's and scaled by the
-similarity law, 5·10^8 records standing for about 170 s of the real system; at
+similarity law, 5·10^8 records standing for about 155 s of the real system; at
 local:CXL 2:1 or 1:4) under a policy by name and compares with the paper's numbers as a reading note quotes them. Every row is judged by one rule
 (:mod:`cxlsim.validation.steady`): over the run's measured window -- after the warm-up,
 until DRAM's share of the references settles, and covering at least ten of the policy's
