@@ -81,8 +81,9 @@ def test_the_traces_hottest_dram_share_holds_the_published_local_share(service, 
 def _oracle_points(study: str, coarse: bool) -> dict:
     """{service: (loss, local share)} of the oracle against all-local on ``study``'s
     services with a published figure, at full size or ``coarse``: the quick form's
-    assignments at 2^22 records (scale 1024) with epochs 16 times longer (a static
-    placement needs no finer ones; 256 epochs)."""
+    assignments at 2^22 records (scale 8192) with epochs 8 times longer (a static
+    placement needs no finer ones; 512 epochs, as short as the law's shortest clock,
+    the rate limits' window, allows)."""
     services = [s for s, st in CASES if st == study]
     overrides = [f"sweep.grid={{trace.generate: [{', '.join(services)}], "
                  f"policy: [all-local, oracle]}}", "figures=false"]
@@ -91,7 +92,7 @@ def _oracle_points(study: str, coarse: bool) -> dict:
         factor = 4 * factor_for(spec.trace.n)
         overrides += [Change.of(c.key, c.old, c.rule, factor).assignment()
                       for c in spec.coarser().changes if c.key != "epoch"]
-        overrides.append(f"epoch={spec.epoch * 16 // factor}")
+        overrides.append(f"epoch={spec.epoch * 8 // factor}")
     table = run_file(study, overrides, jobs=1).tables["points"] \
         .set_index(["trace.generate", "policy"])
     return {s: (1 - table.loc[(s, "oracle"), "accesses_per_s"]

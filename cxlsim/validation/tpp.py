@@ -74,8 +74,8 @@ _EDGE = "at the rule's limit: "
 def _at_edge(*runs: tuple[str, Judged]) -> str:
     """In quick mode, why a row's steadiness cannot be told at the coarser scale: a run
     holds within two of the rule's least periods, and the law keeps the real time, not
-    the count of whole periods in it (the scan period adapts to the faults it sees: T6.10's
-    TPP runs held 11-12 passes at the quick scale, 9 at full size); empty otherwise."""
+    the count of whole periods in it (the scan period adapts to the faults it sees, and a
+    record's real time differs between the scales); empty otherwise."""
     edge = [f"{label} {run.window.total} {run.window.period}"
             f"{'es' if run.window.period.endswith('s') else 's'} in the run"
             for label, run in runs if _quick[0] and run.window.period
