@@ -229,21 +229,24 @@ class LruLists:
         return self._order.oldest((node * 2 + kind) * 2 + lru, n, self.stamp,
                                   int(self.nr[node, kind, lru]))
 
-    def inactive_is_low(self, node: int, kind: int) -> bool:
-        """``inactive_is_low``: whether ``inactive * ratio < active`` on a list pair
-        (the real node's ratio)."""
+    def _to_deactivate(self, node: int, kind: int) -> int:
+        """Active pages to move for ``inactive * ratio >= active`` on a list pair (the
+        real node's ratio); 0 when the inactive list is not low."""
         inactive, active = (int(x) for x in self.nr[node, kind])
-        return inactive * inactive_ratio(int((inactive + active) * self.scale)) < active
+        ratio = inactive_ratio(int((inactive + active) * self.scale))
+        return max(-(-(active - inactive * ratio) // (ratio + 1)), 0)
+
+    def inactive_is_low(self, node: int, kind: int) -> bool:
+        """``inactive_is_low``: whether ``inactive * ratio < active`` on a list pair."""
+        return self._to_deactivate(node, kind) > 0
 
     def age_active(self, node: int, kind: int) -> None:
         """``shrink_active_list`` while ``inactive_is_low``: move pages from the active
         tail to the inactive head until ``inactive * ratio >= active`` (the real node's
         ratio); their young bits are cleared (``folio_referenced``)."""
-        if not self.inactive_is_low(node, kind):
+        k = self._to_deactivate(node, kind)
+        if not k:
             return
-        inactive, active = (int(x) for x in self.nr[node, kind])
-        ratio = inactive_ratio(int((inactive + active) * self.scale))
-        k = -(-(active - inactive * ratio) // (ratio + 1))
         pages = self.oldest(node, kind, ACTIVE, k)
         self.young[pages] = False
         self.move(pages, INACTIVE, src=(node, kind, ACTIVE))
