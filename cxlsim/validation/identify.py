@@ -17,8 +17,8 @@ What could not be identified, and why (the fidelity page says the same):
   the other row within its tolerance -- but at 3.34 the workload is refuted: the oracle
   placement on Cache1 at 1:4 serves 95.6 % of the traffic from DRAM and still loses
   0.40 %, where TPP measured 0.2 % with 85 % (tests/test_tpp_oracle.py). The paper's
-  default-Linux losses carry a cost the model lacks (default Linux reclaims the full
-  DRAM's file and tmpfs pages, so they refault), which an MLP fitted to them charges to
+  default-Linux losses carry a cost the model lacks (the model's default Linux never
+  reclaims at 2:1: the allocator falls back to CXL), which an MLP fitted to them charges to
   CXL's latency. The studies keep the CPU's 16 misses in flight (an assumption).
 * Web1's file share: its 22 % local traffic (T6.2) is out of reach for any share in
   0.3-0.9 (62-47 %), as is its 16.5 % loss for any MLP (11.9 % at one access in
