@@ -18,7 +18,7 @@ from cxlsim.tiered import policies
 from cxlsim.tiered.policies import EpochView
 from cxlsim.tiered.policies.numab import NumaBalancing
 from cxlsim.tiered.policies.tpp import Tpp
-from cxlsim.tiered.run import _migrate
+from cxlsim.tiered.host import _migrate
 
 import test_trace_memory as tm
 from test_kernel_memory import dram_cxl

@@ -15,7 +15,7 @@ from cxlsim.mm.mempolicy import MemPolicy, PagePlacement
 from cxlsim.mm.numa import Numa
 from cxlsim.mm.placement import (ANON, DEMOTED, FILE, PROMOTED, SHMEM, Placement,
                                      policy_shares)
-from cxlsim.tiered.run import survey
+from cxlsim.tiered.trace_survey import survey
 
 MiB = 2**20
 #: A toy CPU at 1 GHz with small TLBs and caches.

@@ -7,7 +7,7 @@ import os
 
 from cxlsim.experiments import load_experiment, trace_cache
 from cxlsim.experiments import trace_input
-from cxlsim.tiered.run import survey as real_survey
+from cxlsim.tiered.trace_survey import survey as real_survey
 from test_trace_memory import _spec
 
 

@@ -296,12 +296,12 @@ def test_the_oracle_aims_only_as_many_hot_pages_at_dram_as_fit_above_its_min_wat
 def test_epochs_regroup_the_chunks_in_order(sizes, epoch):
     import numpy as np
 
-    from cxlsim.tiered.run import _epochs
+    from cxlsim.tiered.epochs import in_epochs
 
     starts = np.cumsum([0] + sizes)
     chunks = [{"addr": np.arange(a, b), "op": np.arange(a, b) % 2}
               for a, b in zip(starts[:-1], starts[1:])]
-    got = list(_epochs(lambda: iter(chunks), epoch))
+    got = list(in_epochs(lambda: iter(chunks), epoch))
     assert [len(e["addr"]) for e in got[:-1]] == [epoch] * (len(got) - 1)
     assert np.concatenate([e["addr"] for e in got] or [np.arange(0)]).tolist() == \
         list(range(starts[-1]))
@@ -347,7 +347,7 @@ def test_new_pages_allocate_in_first_access_order_without_the_search(seed, n, ep
     refaults (pages freed between epochs) included, with DRAM filling up mid-run."""
     from cxlsim.mm.kernel import KernelMemory
     from cxlsim.mm.numa import Numa
-    from cxlsim.tiered.run import _allocate
+    from cxlsim.tiered.host import _allocate
 
     trace = np.random.default_rng(seed).integers(0, 400, n)  # 400 pages, DRAM holds ~220
     ids = np.unique(trace, return_inverse=True)[1]             # any numbering, then

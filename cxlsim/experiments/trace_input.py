@@ -17,7 +17,7 @@ from cxlsim.errors import InputError
 from cxlsim.experiments import trace_cache
 from cxlsim.experiments.progress import progress_bar
 from cxlsim.mm.placement import PAGE_TYPES
-from cxlsim.tiered.run import Survey, survey
+from cxlsim.tiered.trace_survey import Survey, survey
 from cxlsim.traces import generate, open_trace
 from cxlsim.traces.generators import KINDS, trace_bytes
 from cxlsim.units import format_size

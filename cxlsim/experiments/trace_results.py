@@ -16,7 +16,9 @@ from cxlsim.errors import RunWarning
 from cxlsim.experiments.result import RunResult
 from cxlsim.mm.placement import DEMOTED, PAGE_TYPES, PROMOTED, Placement
 from cxlsim.tiered.policies import POLICIES, Policy
-from cxlsim.tiered.run import LOSSES, VMSTAT, Survey
+from cxlsim.tiered.epochs import LOSSES
+from cxlsim.tiered.host import VMSTAT
+from cxlsim.tiered.trace_survey import Survey
 from cxlsim.units import format_time
 
 
@@ -118,7 +120,7 @@ def figures(policy: str, epochs: pd.DataFrame, names: list[str]) -> dict:
 
 
 def time_parts(epochs: pd.DataFrame, time_ns: float) -> dict[str, float]:
-    """The app time in parts that add up to it (:func:`cxlsim.tiered.run._losses`):
+    """The app time in parts that add up to it (:func:`cxlsim.tiered.epochs.epoch_row`):
     ``local_ns`` and the losses beyond it, in ns and as shares of the app time."""
     out = {}
     for key in ("local_ns", *LOSSES):
