@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from conftest import EXPERIMENTS, REPO, TOPOLOGIES, key_paths
 from cxlsim.cli import main
 from cxlsim.errors import InputError
-from cxlsim.experiments import load_experiment
+from cxlsim.experiments import load_experiment, trace_setup
 from cxlsim.experiments.spec import experiment_kinds
 from cxlsim.memory.curvefile import load_curve_file
 from cxlsim.mm.kernel import KernelMemory
@@ -426,12 +426,12 @@ def test_policy_tunables_and_generator_parameters(data):
     was a traceback at run time)."""
     spec = loads_or_located(load_experiment, as_file(data, "e.yaml"))
     if spec is not None and spec.kind == "trace-memory":
-        numa = spec.numa()
+        numa = trace_setup.numa_of(spec)
         kernel = KernelMemory(numa, 64, spec.kernel)
         policy = POLICIES[spec.policy]
         policy(numa, 64, spec.mempolicy, np.ones(64, np.int64) if policy.needs_counts else None,
                kernel.capacity - kernel.wmark[:, WMARK_MIN], spec._params)
-        spec._scanner(), spec._damon()
+        trace_setup.scanner_of(spec), trace_setup.damon_of(spec)
 
 
 def resolve(path: Path) -> tuple[int, str, str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from cxlsim.experiments import trace_setup
 from cxlsim.memory import CoreMemory, PageTable
 from cxlsim.mm.kernel import KernelMemory
 from cxlsim.mm.migrate import MigrationParams, Migrator
@@ -150,7 +151,7 @@ def test_in_tiering_mode_kswapd_makes_room_while_promotions_go_on(tmp_path, prom
     slow = tm._run(tmp_path, *SHORT, "policy=promote-all-in-task", "migration.cost=100 us",
                    **ZIPF)
     spec = tm._spec(tmp_path, overrides=SHORT, **ZIPF)
-    numa = spec.numa()
+    numa = trace_setup.numa_of(spec)
     mem = KernelMemory(numa, 1, spec.kernel)
     gap = int(mem.wmark[0, WMARK_PROMO] - mem.wmark[0, WMARK_HIGH])
     assert fast.tables["epochs"]["pgpromote_success"].max() > gap

@@ -20,7 +20,6 @@ node's traffic share (``traffic_share_NODE``) and pages migrated per simulated s
 from __future__ import annotations
 
 import json
-import warnings
 from collections.abc import Hashable
 from contextlib import ExitStack
 from typing import Annotated, Any, ClassVar
@@ -31,32 +30,28 @@ from pydantic import (Field, PrivateAttr, SerializationInfo, SerializerFunctionW
 
 from cxlsim.config.base import ProblemAt, StrictModel, scales
 from cxlsim.config.validate import problem_in
-from cxlsim.errors import InputError, RunWarning, shown, unknown
+from cxlsim.errors import InputError, shown, unknown
 from cxlsim.experiments import trace_cache
-from cxlsim.experiments import trace_input, trace_results as results
+from cxlsim.experiments import trace_input, trace_results as results, trace_setup as setup
 from cxlsim.experiments.memory_base import MemoryExperiment
 from cxlsim.experiments.progress import progress_bar
-from cxlsim.experiments.quick import QUICK_RECORDS, Change, QuickForm, factor_for
+from cxlsim.experiments.quick import QuickForm
 from cxlsim.experiments.result import RunResult
 from cxlsim.experiments.spec import register
-from cxlsim.memory.sampling import check_factor, collapsed, scaled_cpu
-from cxlsim.mm.damon import DamonParams
+from cxlsim.memory.sampling import check_factor, scaled_cpu
 from cxlsim.mm.kernel import KernelMemory
 from cxlsim.mm.mempolicy import MemPolicy
 from cxlsim.mm.migrate import MigrationParams
-from cxlsim.mm.numa import Numa
-from cxlsim.mm.numa_balancing import Scanner
 from cxlsim.mm.params import KernelParams
 from cxlsim.mm.placement import PAGE_TYPES, Placement
-from cxlsim.mm.similarity import Law, clocks
 from cxlsim.mm.watermarks import WMARK_MIN
 from cxlsim.tiered.policies import POLICIES
 from cxlsim.tiered.policies.damon import check_attrs
 from cxlsim.tiered.run import simulate
 from cxlsim.traces.generators import KINDS
 from cxlsim.traces.params import parse_param
-from cxlsim.units import (Bandwidth, KernelMs, Percent, Size, Time, format_percent, format_size,
-                          format_time, parse_percent, shown_in)
+from cxlsim.units import (Bandwidth, KernelMs, Percent, Size, Time, format_time, parse_percent,
+                          shown_in)
 
 
 def _one_of(name: str, known: dict, what: str) -> str:
@@ -145,21 +140,6 @@ class DamonMonitor(StrictModel):
     def _attrs(self) -> "DamonMonitor":
         check_attrs(self)
         return self
-
-
-#: Clocks the epoch need not resolve: a one-off delay, and ages (the monitor counts them
-#: in aggregations).
-UNRESOLVED = ("scan_delay", "min_age", "max_age")
-
-
-def _flat(tree: dict, prefix: str = "") -> dict[str, Any]:
-    """A nested mapping's leaves by dotted name."""
-    out: dict[str, Any] = {}
-    for k, v in tree.items():
-        out.update(_flat(v, f"{prefix}{k}.") if isinstance(v, dict) else {prefix + k: v})
-    return out
-
-
 
 
 @register("trace-memory")
@@ -278,157 +258,18 @@ class TraceMemoryExperiment(MemoryExperiment):
                             ("policy_params", "time_scale"), ("policy", "time_scale"))
         if self.real_footprint is None:  # else known when the trace is read
             try:
-                scaled_cpu(self._law(1).cpu(self.cpu), self.sample)
+                scaled_cpu(setup.law_of(self, 1).cpu(self.cpu), self.sample)
             except ValueError as exc:
-                raise ProblemAt(f"{exc}{self._scale_way_out()}", ("scale",)) from None
+                raise ProblemAt(f"{exc}{setup.scale_way_out(self)}", ("scale",)) from None
         return self
 
     def coarser(self) -> QuickForm:
-        """The same study on a generated trace ``F`` times smaller (:mod:`..quick`): S,
-        records, the generator's footprint-like parameters, epoch, warm-up and the
-        nodes' absolute capacities; notes name the caches and TLBs the coarser scale
-        leaves without a whole set."""
-        if isinstance(self.trace, str):
-            return QuickForm(1, why_not="its trace is a file; only a generated trace can "
-                                        "be made smaller")
-        factor = factor_for(self.trace.n)
-        if factor == 1:
-            return QuickForm(1, why_not=f"its trace of {self.trace.n:,} records is already "
-                                        f"at most {QUICK_RECORDS:,}")
-        changes = [Change.of("trace.n", self.trace.n, "count", factor)]
-        for name, param in KINDS[self.trace.generate].params.items():
-            if param.shrinks:
-                changes.append(Change.of(f"trace.params.{name}", self.trace.params.get(
-                    name, param.default), param.shrinks, factor))
-        if self.real_footprint is None:  # else S follows the smaller footprint
-            changes.insert(0, Change.of("scale", f"{self.scale:g}", "scale", factor))
-        changes += [Change.of(key, getattr(self, key), "count", factor)
-                    for key in ("epoch", "warmup") if getattr(self, key)]
-        spec = {n.name: n for n in self.topology.nodes}
-        changes += [Change.of(f"topology.nodes[{m}].capacity", format_size(
-            int(spec[m].capacity)), "size", factor)
-            for members in self.nodes.values() for m in members
-            if m not in self.capacity_shares]
-        scale = self.scale * factor if self.real_footprint is None else None
-        notes = () if scale is None else tuple(
-            f"{name} at scale {scale:g}: {text}"
-            for name, text in collapsed(self.cpu, int(scale)))
-        return QuickForm(factor, tuple(changes), notes)
-
-    def _scale_way_out(self) -> str:
-        """A refused scale's way out: ``--set scale=N``, the largest power of two below
-        the scale whose law (and sample) this CPU takes; nothing if the scale is no power
-        of two (what the refusal says) or none does."""
-        scale = int(self.scale)
-        if scale != self.scale or scale & (scale - 1):
-            return ""
-        for n in (scale >> i for i in range(1, scale.bit_length())):
-            try:
-                scaled_cpu(Law(n).cpu(self.cpu), self.sample)
-            except ValueError:
-                continue
-            sample = f" with sample {self.sample}" if self.sample > 1 else ""
-            return (f"; to run on this CPU{sample}: --set scale={n} (and a trace footprint "
-                    f"{scale // n} times larger to stand for the same system)")
-        return ""
-
-    def _cores(self, trace_threads: int) -> int:
-        """The cores a run of a trace with ``trace_threads`` threads takes: one per
-        thread (or ``threads``), at most the CPU's; the run and ``resolve`` both ask."""
-        return min(self.workers if self.threads else trace_threads, self.cpu.cores)
-
-    def _trace_threads(self) -> int | None:
-        """The threads of a generated trace (None for a file: known when it is read)."""
-        if isinstance(self.trace, str):
-            return None
-        param = KINDS[self.trace.generate].params["threads"]
-        return param.parse(str(self.trace.params.get("threads", param.default)))
-
-    def _law(self, cores: int, footprint: int = 0) -> Law:
-        """The similarity law of a run on ``cores`` cores of a trace of ``footprint``
-        pages (needed with ``real_footprint``)."""
-        scale = self.real_footprint / (footprint * 4096) if self.real_footprint else self.scale
-        return Law(scale, cores, self.real_threads or cores)
-
-    def _similar(self, law: Law, numa: Numa) -> "TraceMemoryExperiment":
-        """This experiment as its run is set up under ``law``: the kernel's, migration's,
-        the scanner's, the monitor's and the policy's tunables, kswapd's interval and the
-        CPU scaled (itself under the identity)."""
-        if law.identity:
-            return self
-        lowmem = sum(int(c) for i, c in enumerate(numa.capacity)
-                     if i not in self.kernel.movable_nodes) * 4096
-        kernel = law.apply(self.kernel).model_copy(update={
-            "min_free_kbytes": law.min_free_kbytes(self.kernel.min_free_kbytes, lowmem)})
-        out = self.model_copy(update={
-            "kernel": kernel, "migration": law.apply(self.migration),
-            "numa_balancing": law.apply(self.numa_balancing), "damon": law.apply(self.damon),
-            "kswapd_interval": self.kswapd_interval * law.factor("clock"),
-            "cpu": law.cpu(self.cpu)})
-        out._params = law.apply(self._params)
-        return out
-
-    def _clocks(self) -> dict[str, float]:
-        """The clocks in use, by dotted name (ns): the policy's, migration's, and the
-        scanner's and the monitor's when on."""
-        blocks = {"policy": self._params, "migration": self.migration,
-                  "numa_balancing": self.numa_balancing, "damon": self.damon}
-        return {f"{block}.{name}": value for block, model in blocks.items()
-                if getattr(model, "enabled", True) for name, value in clocks(model)}
+        """The same study at a coarser scale (:func:`.trace_setup.quick_form`)."""
+        return setup.quick_form(self)
 
     def scaled_text(self) -> str:
-        """``cxlsim resolve``'s comment lines: the capacities given as shares of the
-        footprint, and each clock, quota and rate the law changes, kernel value -> the
-        run's (none under the identity law)."""
-        return "".join(line + "\n" for line in self._shares_text() + self._law_text())
-
-    def _shares_text(self) -> list[str]:
-        """Each capacity given as a share of the footprint, and the bytes it comes to
-        when the footprint is known (a generator's ``footprint``)."""
-        if not self.capacity_shares:
-            return []
-        trace = self.trace
-        params = KINDS[trace.generate].params if isinstance(trace, GeneratedTrace) else {}
-        if "footprint" not in params:
-            return ["# capacity as a share of the trace's footprint, resolved when the "
-                    "trace is read:"] + [f"#   {node}: {format_percent(share)}"
-                                         for node, share in self.capacity_shares.items()]
-        footprint = params["footprint"].parse(
-            str(trace.params.get("footprint", params["footprint"].default)))
-        lines = [f"# capacity as a share of the trace's footprint ({trace.generate}'s "
-                 f"footprint: {format_size(footprint)}; the run takes",
-                 "# the share of the pages the trace touches, at most that many):"]
-        for node, share in self.capacity_shares.items():
-            size = self._capacity(node, footprint // 4096)
-            lines.append(f"#   {node}: {format_percent(share)} -> {size:,} B "
-                         f"({size / 2**20:,.1f} MiB)")
-        return lines
-
-    def _law_text(self) -> list[str]:
-        """Each clock, quota and rate the similarity law changes, kernel value -> the
-        run's."""
-        threads = self._trace_threads()
-        if self.real_footprint is not None or threads is None:
-            known = "S = real_footprint / the trace's footprint" if self.real_footprint \
-                else "K = S x cores / real_threads, the cores one per thread of the trace"
-            return [f"# scaled: {known}, known when the trace is read"]
-        law = self._law(self._cores(threads), 1)
-        if law.identity:
-            return []
-        lines = [f"# scaled by the similarity law: S {law.scale:g}, K {law.compression:g} "
-                 f"(kernel value -> the run's)"]
-        scaled = self._similar(law, self.numa())
-        mine, theirs = self.model_dump(mode="json"), scaled.model_dump(mode="json")
-        mine["policy_params"] = self._params.model_dump(mode="json")
-        theirs["policy_params"] = scaled._params.model_dump(mode="json")
-        for block in ("kernel", "migration", "numa_balancing", "damon", "policy_params"):
-            new = _flat(theirs[block])
-            lines += [f"#   {block}.{k}: {v} -> {new[k]}"
-                      for k, v in _flat(mine[block]).items() if new[k] != v]
-        if theirs["kswapd_interval"] != mine["kswapd_interval"]:
-            lines.append(f"#   kswapd_interval: {mine['kswapd_interval']} -> "
-                         f"{theirs['kswapd_interval']}")
-        return lines
+        """``cxlsim resolve``'s comments on the law (:func:`.trace_setup.scaled_text`)."""
+        return setup.scaled_text(self)
 
     @field_validator("sample")
     @classmethod
@@ -457,30 +298,6 @@ class TraceMemoryExperiment(MemoryExperiment):
             names = ", ".join(f"{i} {name}" for i, name in enumerate(nodes))
             raise ValueError(f"node {missing[0]} is not one of the experiment's nodes ({names})")
         return policy
-
-    def numa(self, room: int = 0, footprint: int | None = None) -> Numa:
-        """The NUMA nodes as the kernel sees them: capacity from the targets (at least
-        ``room`` bytes each: the bounds' unbounded nodes; ``capacity_shares`` of a
-        ``footprint`` of that many pages), the CPUs on the node holding the host's DRAM."""
-        return Numa({"nodes": [{"cpus": self.cpu.cores if dram else 0,
-                                "memory": max(memory, room) // 4096 * 4096}
-                               for dram, memory in self._node_memory(footprint).values()]})
-
-    def _node_memory(self, footprint: int | None = None) -> dict[str, tuple[bool, int]]:
-        """Each NUMA node's memory: whether it holds the host's DRAM, and its bytes (a
-        share of ``footprint`` pages for a node in ``capacity_shares``, when given)."""
-        spec = {n.name: n for n in self.topology.nodes}
-        return {node: (any(spec[m].type == "dram" for m in members),
-                       sum(self._capacity(m, footprint) for m in members))
-                for node, members in self.nodes.items()}
-
-    def _capacity(self, member: str, footprint: int | None = None) -> int:
-        """Memory node ``member``'s bytes: its share of ``footprint`` pages if it has one
-        in ``capacity_shares`` and the footprint is given, else its capacity."""
-        share = self.capacity_shares.get(member)
-        if share is None or footprint is None:
-            return int(next(n for n in self.topology.nodes if n.name == member).capacity)
-        return int(share * footprint) * 4096
 
     @model_validator(mode="before")
     @classmethod
@@ -523,7 +340,7 @@ class TraceMemoryExperiment(MemoryExperiment):
     def _machine(self) -> "TraceMemoryExperiment":
         """The kernel's machine: the host's DRAM in a node (the CPUs are there), and at
         least a 4 KiB page on every node."""
-        memory = self._node_memory()
+        memory = setup.node_memory(self)
         if not any(dram for dram, _ in memory.values()):
             raise ProblemAt("no NUMA node holds the host's DRAM (a dram target), where its "
                             "CPUs would be; expected one", ("nodes",))
@@ -538,7 +355,7 @@ class TraceMemoryExperiment(MemoryExperiment):
             path, chunks, found = trace_input.surveyed(self, stack, progress)
             kind = POLICIES[self.policy]
             # a bound's nodes hold every page twice over, watermarks and all
-            numa = self.numa(2 * found.footprint * 4096 if kind.unbounded else 0,
+            numa = setup.numa_of(self, 2 * found.footprint * 4096 if kind.unbounded else 0,
                              found.footprint)
             trace_input.check(self, found)
             if found.page_type.size and found.page_type.max() >= len(PAGE_TYPES):
@@ -546,14 +363,14 @@ class TraceMemoryExperiment(MemoryExperiment):
                                  f"page type (0 anon, 1 file, 2 shmem)", key="trace")
             placement = Placement(found.footprint, page_type=found.page_type,
                                   pingpong=self.pingpong)
-            cores = self._cores(len(found.threads))
-            law = self._law(cores, found.footprint)
+            cores = setup.cores_for(self, len(found.threads))
+            law = setup.law_of(self, cores, found.footprint)
             if law.scale < 1:
                 raise InputError(f"real_footprint is smaller than the trace's footprint "
                                  f"({found.footprint * 4096:,} B); expected at least that",
                                  key="real_footprint")
             try:
-                exp = self._similar(law, numa)
+                exp = setup.similar(self, law, numa)
             except ValueError as exc:
                 raise InputError(str(exc), key="real_footprint") from None
             kernel = KernelMemory(numa, placement, exp.kernel, law.scale)
@@ -565,45 +382,11 @@ class TraceMemoryExperiment(MemoryExperiment):
                               self.step_unit) as bar:
                 run = simulate(chunks, found, self.memory(), exp.cpu, policy, kernel, cores,
                                self.epoch, self.seed, exp.kswapd_interval, self.thread_mlp,
-                               exp.migration, exp._scanner(), exp._damon(), self.compute,
+                               exp.migration, setup.scanner_of(exp), setup.damon_of(exp), self.compute,
                                self.sample, bar.update, law.stands_for)
         result = results.result(self, run, found, cores, exp)
-        result.metrics.update(exp._scaled_metrics(law, run))
+        result.metrics.update(setup.scaled_metrics(exp, law, run))
         return result
-
-    def _scaled_metrics(self, law: Law, run) -> dict[str, float]:
-        """S, K and (under a law) the clocks the run used, in ns; InputError names a clock
-        the law made shorter than the run's mean epoch, which the run cannot resolve."""
-        real_s = run.time_ns * law.compression / 1e9
-        out = {"scale": law.scale, "time_compression": law.compression, "real_time_s": real_s}
-        self._check_span(real_s)
-        if law.identity:
-            return out
-        epoch_ns = run.time_ns / max(len(run.epochs), 1)
-        for name, value in self._clocks().items():
-            if name.rsplit(".", 1)[-1] not in UNRESOLVED and value < epoch_ns:
-                raise InputError(
-                    f"{name} scales to {format_time(value)}, shorter than the run's mean "
-                    f"epoch ({format_time(epoch_ns)}, {self.epoch:,} records), which cannot "
-                    f"resolve it: a shorter epoch or a smaller scale", key="scale")
-            out[f"clock_{name.replace('.', '_')}_ns"] = value
-        out["clock_kswapd_interval_ns"] = self.kswapd_interval
-        return out
-
-    def _scanner(self) -> Scanner | None:
-        nb = self.numa_balancing
-        if not nb.enabled:
-            return None
-        return Scanner(nb.scan_delay, nb.scan_period, max(nb.scan_size // 4096, 1),
-                       self.kernel.numa_balancing_tiering, nb.fault_cost,
-                       nb.scan_period_max,
-                       nb.scan_size / nb.max_scan_rate * 1e9,
-                       upstream=not POLICIES[self.policy].kernel_5x)
-
-    def _damon(self) -> DamonParams | None:
-        d = self.damon
-        return DamonParams(d.sample, d.aggregate, d.min_regions, d.max_regions) \
-            if d.enabled else None
 
     def shared_input(self) -> Hashable | None:
         """A generated trace small enough to keep (:mod:`..trace_cache`) is shared."""
@@ -627,19 +410,3 @@ class TraceMemoryExperiment(MemoryExperiment):
         with ExitStack() as stack:
             trace_input.surveyed(self, stack, progress)
 
-    def _check_span(self, real_s: float) -> None:
-        """A generator whose records stand for ``span`` of real time (the TPP services)
-        is in step with the run only when the run stands for about as long: else a
-        :class:`~cxlsim.errors.RunWarning` gives the span that fits."""
-        generate = getattr(self.trace, "generate", None)  # else a trace file's path
-        param = generate and KINDS[generate].params.get("span")
-        if param is None or not real_s:
-            return
-        given = param.parse(str(self.trace.params.get("span", param.default))) / 1e9
-        if not 0.5 <= given / real_s <= 2:
-            real = format_time(real_s * 1e9, digits=3)
-            warnings.warn(RunWarning(
-                f"the trace's span ({format_time(given * 1e9)}) is not the real time the run "
-                f"stands for ({real}: simulated time x time_compression); its windows are out "
-                f"of step with the kernel's clocks (set trace.params.span)", self.name),
-                stacklevel=3)
