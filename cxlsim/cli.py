@@ -359,7 +359,10 @@ def _cmd_topology_show(args: argparse.Namespace) -> int:
     print(_wrap(f"Topology {topo.spec.name}: {topo.spec.description.strip()}") + "\n")
     nodes = [{"node": n.name, "type": n.type,
               "details": ", ".join(f"{k}={v}" for k, v in n.model_dump(
-                  mode="json", exclude={"name", "type"}, exclude_defaults=True).items())}
+                  mode="json", exclude={"name", "type", "logical_devices"},
+                  exclude_defaults=True).items()) + (
+                  f", logical_devices={len(n.logical_devices)}"
+                  if getattr(n, "logical_devices", None) else "")}
              for n in topo.spec.nodes]
     print(_table(nodes, ("node", "type", "details")) + "\n")
     edges = sorted((edge for _, _, edge in topo.graph.edges(data=True) if not edge["internal"]),
@@ -384,12 +387,37 @@ def _cmd_topology_show(args: argparse.Namespace) -> int:
                "path": " > ".join(r.path)} for r in topo.routes]
     print(f"{len(routes)} host->device routes (one-way latency, bottleneck bandwidth):")
     print(_table(routes, ("route", "links", "latency", "bandwidth/dir", "path")))
+    _show_pool(topo)
     if args.html:
         from cxlsim.plot.topology import topology_figure
 
         topology_figure(topo).write_html(args.html)
         print(f"\nwrote {args.html}", file=sys.stderr)
     return EXIT_OK
+
+
+def _show_pool(topo) -> None:
+    """``topology show``'s pooled memory: each logical device, its host and the route's
+    latency, then what each host sees as memory (its NUMA nodes)."""
+    from cxlsim.units import format_size, format_time
+
+    lds = list(topo.pool.lds.values())
+    if not lds:
+        return
+    latency = {(r.host, r.device): r.latency for r in topo.routes}
+    rows = [{"ld": ld.name, "capacity": format_size(ld.capacity),
+             "host": topo.pool.host[ld.name] or "(fabric manager)",
+             "latency": format_time(latency[topo.pool.host[ld.name], ld.device], digits=4)
+             if topo.pool.host[ld.name] else "-"} for ld in lds]
+    print(f"\n{len(lds)} logical devices of pooled memory (one-way latency from the host "
+          f"bound):")
+    print(_table(rows, ("ld", "capacity", "host", "latency")))
+    hosts = [n.name for n in topo.spec.nodes if n.type == "host"]
+    print("\nEach host's memory, as its NUMA nodes (a logical device has no CPUs):")
+    for host in hosts:
+        seen = ", ".join(f"{i} {name} {format_size(size)}{'' if cpus else ' (no CPUs)'}"
+                         for i, (name, size, cpus) in enumerate(topo.memory_of(host)))
+        print(_wrap(f"{host}: {seen or 'none'}"))
 
 
 class _Version(argparse.Action):

@@ -64,11 +64,19 @@ class MemoryExperiment(ExperimentSpec):
         topology, host = info.data.get("topology"), info.data.get("host")
         if topology is not None and host is not None:  # else their own errors are shown
             known = memory_targets(topology, host)
+            spec = {n.name: n for n in topology.nodes}
             for node, targets in nodes.items():
-                for name in targets:
+                for i, name in enumerate(targets):
+                    if name in spec and spec[name].type == "dram" and not spec[name].latency:
+                        raise ProblemAt(f"{name!r} is {host}'s DRAM but has no latency; "
+                                        f"expected its idle load-to-use latency, e.g. "
+                                        f"topology.nodes[{name}].latency: 110 ns (only a "
+                                        f"device's DRAM leaves it 0)", (node, i))
                     if name not in known:
-                        raise ValueError(f"{name!r} is not a memory target of the topology; "
-                                         f"targets: {', '.join(known)}")
+                        bound = next((b.host for b in topology.bindings if b.ld == name), None)
+                        why = f"is bound to {bound}, not {host}" if bound else \
+                            "is not a memory target of the topology"
+                        raise ValueError(f"{name!r} {why}; targets: {', '.join(known)}")
         return nodes
 
     @field_validator("curves")
@@ -117,8 +125,23 @@ def curve_targets(curves: dict[str, CurveFileSpec], info: ValidationInfo
 
 
 def memory_targets(topology: TopologySpec, host: str) -> list[str]:
-    """The memories ``host`` can place pages on: its dram nodes and the CXL devices with
-    memory (as :meth:`cxlsim.memory.epoch.MemorySystem.from_topology` builds them)."""
+    """The memories ``host`` can place pages on: its dram nodes, the CXL devices with
+    memory, and of a pooled device the logical devices bound to ``host``
+    (``DEVICE.N``), as :meth:`cxlsim.memory.epoch.MemorySystem.from_topology` builds
+    them."""
     return [n.name for n in topology.nodes
             if (n.type == "dram" and n.attached_to == host)
-            or (n.type == "cxl_device" and n.cxl_type in (2, 3))]
+            or (n.type == "cxl_device" and n.cxl_type in (2, 3) and not n.logical_devices)] \
+        + [b.ld for b in topology.bindings if b.host == host]
+
+
+def target_capacity(topology: TopologySpec, name: str) -> tuple[str, int]:
+    """Memory target ``name``'s capacity: the key ``--set`` gives it under, and its
+    bytes (a node's, or for ``DEVICE.N`` that logical device's)."""
+    device, _, index = name.rpartition(".")  # node names have no dots
+    if device:
+        node = next(n for n in topology.nodes if n.name == device)
+        return (f"topology.nodes[{device}].logical_devices[{index}].capacity",
+                int(node.logical_devices[int(index)].capacity))
+    node = next(n for n in topology.nodes if n.name == name)
+    return f"topology.nodes[{name}].capacity", int(node.capacity)

@@ -12,6 +12,7 @@ import warnings
 from typing import Any
 
 from cxlsim.errors import InputError, RunWarning
+from cxlsim.experiments.memory_base import target_capacity
 from cxlsim.experiments.quick import QUICK_RECORDS, Change, QuickForm, factor_for
 from cxlsim.memory.sampling import collapsed, scaled_cpu
 from cxlsim.mm.damon import DamonParams
@@ -57,17 +58,15 @@ def quick_form(exp) -> QuickForm:
         changes.insert(0, Change.of("scale", f"{exp.scale:g}", "scale", factor))
     changes += [Change.of(key, getattr(exp, key), "count", factor)
                 for key in ("epoch", "warmup") if getattr(exp, key)]
-    spec = {n.name: n for n in exp.topology.nodes}
-    changes += [Change.of(f"topology.nodes[{m}].capacity", format_size(
-        int(spec[m].capacity)), "size", factor)
-        for members in exp.nodes.values() for m in members
-        if m not in exp.capacity_shares]
+    changes += [Change.of(key, format_size(size), "size", factor)
+                for members in exp.nodes.values() for m in members
+                if m not in exp.capacity_shares
+                for key, size in [target_capacity(exp.topology, m)]]
     scale = exp.scale * factor if exp.real_footprint is None else None
     notes = () if scale is None else tuple(
         f"{name} at scale {scale:g}: {text}"
         for name, text in collapsed(exp.cpu, int(scale)))
     return QuickForm(factor, tuple(changes), notes)
-
 
 
 def scale_way_out(exp) -> str:
@@ -88,12 +87,10 @@ def scale_way_out(exp) -> str:
     return ""
 
 
-
 def cores_for(exp, trace_threads: int) -> int:
     """The cores a run of a trace with ``trace_threads`` threads takes: one per
     thread (or ``threads``), at most the CPU's; the run and ``resolve`` both ask."""
     return min(exp.workers if exp.threads else trace_threads, exp.cpu.cores)
-
 
 
 def trace_threads(exp) -> int | None:
@@ -104,13 +101,11 @@ def trace_threads(exp) -> int | None:
     return param.parse(str(exp.trace.params.get("threads", param.default)))
 
 
-
 def law_of(exp, cores: int, footprint: int = 0) -> Law:
     """The similarity law of a run on ``cores`` cores of a trace of ``footprint``
     pages (needed with ``real_footprint``)."""
     scale = exp.real_footprint / (footprint * 4096) if exp.real_footprint else exp.scale
     return Law(scale, cores, exp.real_threads or cores)
-
 
 
 def similar(exp, law: Law, numa: Numa) -> Any:
@@ -132,7 +127,6 @@ def similar(exp, law: Law, numa: Numa) -> Any:
     return out
 
 
-
 def clocks_in_use(exp) -> dict[str, float]:
     """The clocks in use, by dotted name (ns): the policy's, migration's, and the
     scanner's and the monitor's when on."""
@@ -142,13 +136,11 @@ def clocks_in_use(exp) -> dict[str, float]:
             if getattr(model, "enabled", True) for name, value in clocks(model)}
 
 
-
 def scaled_text(exp) -> str:
     """``cxlsim resolve``'s comment lines: the capacities given as shares of the
     footprint, and each clock, quota and rate the law changes, kernel value -> the
     run's (none under the identity law)."""
     return "".join(line + "\n" for line in _shares_text(exp) + _law_text(exp))
-
 
 
 def _shares_text(exp) -> list[str]:
@@ -172,7 +164,6 @@ def _shares_text(exp) -> list[str]:
         lines.append(f"#   {node}: {format_percent(share)} -> {size:,} B "
                      f"({size / 2**20:,.1f} MiB)")
     return lines
-
 
 
 def _law_text(exp) -> list[str]:
@@ -202,7 +193,6 @@ def _law_text(exp) -> list[str]:
     return lines
 
 
-
 def numa_of(exp, room: int = 0, footprint: int | None = None) -> Numa:
     """The NUMA nodes as the kernel sees them: capacity from the targets (at least
     ``room`` bytes each: the bounds' unbounded nodes; ``capacity_shares`` of a
@@ -212,25 +202,23 @@ def numa_of(exp, room: int = 0, footprint: int | None = None) -> Numa:
                            for dram, memory in node_memory(exp, footprint).values()]})
 
 
-
 def node_memory(exp, footprint: int | None = None) -> dict[str, tuple[bool, int]]:
     """Each NUMA node's memory: whether it holds the host's DRAM, and its bytes (a
     share of ``footprint`` pages for a node in ``capacity_shares``, when given)."""
     spec = {n.name: n for n in exp.topology.nodes}
-    return {node: (any(spec[m].type == "dram" for m in members),
+    return {node: (any(m in spec and spec[m].type == "dram" for m in members),
                    sum(capacity_of(exp, m, footprint) for m in members))
             for node, members in exp.nodes.items()}
 
 
-
 def capacity_of(exp, member: str, footprint: int | None = None) -> int:
-    """Memory node ``member``'s bytes: its share of ``footprint`` pages if it has one
-    in ``capacity_shares`` and the footprint is given, else its capacity."""
+    """Memory target ``member``'s bytes: its share of ``footprint`` pages if it has one
+    in ``capacity_shares`` and the footprint is given, else its capacity (a pooled
+    device's logical device's, for ``DEVICE.N``)."""
     share = exp.capacity_shares.get(member)
     if share is None or footprint is None:
-        return int(next(n for n in exp.topology.nodes if n.name == member).capacity)
+        return target_capacity(exp.topology, member)[1]
     return int(share * footprint) * 4096
-
 
 
 def scaled_metrics(exp, law: Law, run) -> dict[str, float]:
@@ -253,7 +241,6 @@ def scaled_metrics(exp, law: Law, run) -> dict[str, float]:
     return out
 
 
-
 def scanner_of(exp) -> Scanner | None:
     nb = exp.numa_balancing
     if not nb.enabled:
@@ -265,12 +252,10 @@ def scanner_of(exp) -> Scanner | None:
                    upstream=not POLICIES[exp.policy].kernel_5x)
 
 
-
 def damon_of(exp) -> DamonParams | None:
     d = exp.damon
     return DamonParams(d.sample, d.aggregate, d.min_regions, d.max_regions) \
         if d.enabled else None
-
 
 
 def check_span(exp, real_s: float) -> None:

@@ -132,8 +132,10 @@ class MemorySystem:
                       nodes: Mapping[str, Sequence[str]] | None = None,
                       curves: Mapping[str, Target] | None = None,
                       trackers: int | None = None) -> MemorySystem:
-        """Targets from ``topology``: every ``dram`` node attached to ``host`` and every
-        CXL Type 2/3 device it reaches (named as in the topology); ``nodes`` groups them
+        """Targets from ``topology``: every ``dram`` node attached to ``host``, every
+        CXL Type 2/3 device it reaches (named as in the topology) but a pooled one, and
+        each logical device of a pool bound to ``host`` (``DEVICE.N``: the device's
+        memory over the host's route to it); ``nodes`` groups them
         into NUMA nodes (name -> targets interleaved equally; default one node per
         target); ``curves`` replaces a target's model by a measured one; ``trackers``
         is the host's shared pool (the CPU's :attr:`~cxlsim.memory.CpuParams.trackers`)."""
@@ -148,8 +150,10 @@ class MemorySystem:
         for route in topology.routes:
             spec = graph.nodes[route.device]["spec"]
             if (route.host == host and graph.nodes[route.device]["type"] == "cxl_device"
-                    and spec.cxl_type in (2, 3)):
+                    and spec.cxl_type in (2, 3) and not spec.logical_devices):
                 targets[route.device] = ExpanderTarget(topology, host, route.device)
+        for ld in topology.pool.of(host):
+            targets[ld.name] = ExpanderTarget(topology, host, ld.device)
         if not any(n == host for n in graph.nodes):
             raise ValueError(f"no host {host!r} in topology {topology.spec.name!r}")
         for name, target in (curves or {}).items():

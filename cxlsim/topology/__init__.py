@@ -1,4 +1,5 @@
-"""Topologies: the file schema, the checked networkx graph, and routes.
+"""Topologies: the file schema, the checked networkx graph, routes, and which host each
+pooled logical device is bound to.
 
 >>> topo = load_topology("switch-pool")   # a shipped one by name, or a file  # doctest: +SKIP
 >>> [(r.device, r.latency) for r in topo.routes]           # doctest: +SKIP
@@ -6,6 +7,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,7 +16,8 @@ import networkx as nx
 from cxlsim.config import load_document, validate_document
 from cxlsim.errors import InputError
 from cxlsim.resources import file_or_shipped
-from cxlsim.topology.graph import Route, build_graph, graph_problems, routes
+from cxlsim.fabric import Bindings
+from cxlsim.topology.graph import Route, bindings, build_graph, graph_problems, routes
 from cxlsim.topology.schema import DEVICE_TYPES, LinkSpec, TopologySpec
 
 __all__ = ["DEVICE_TYPES", "LinkSpec", "Route", "Topology", "TopologySpec", "build_graph",
@@ -35,6 +38,19 @@ class Topology:
         """Check a spec built in Python (errors carry key paths but no file lines)."""
         graph = build_graph(spec)
         return cls(spec, graph, source, routes(graph))
+
+    @functools.cached_property
+    def pool(self) -> Bindings:
+        """Pooled devices' logical devices and the host each is bound to."""
+        return bindings(self.spec)
+
+    def memory_of(self, host: str) -> list[tuple[str, int, bool]]:
+        """What ``host`` sees as memory, in the order Linux numbers its NUMA nodes: its
+        DRAM (where its CPUs are), then each logical device bound to it (a node without
+        CPUs): (name, bytes, has CPUs)."""
+        dram = [(n.name, int(n.capacity), True) for n in self.spec.nodes
+                if n.type == "dram" and n.attached_to == host]
+        return dram + [(ld.name, ld.capacity, False) for ld in self.pool.of(host)]
 
     def request_limit(self, device: str) -> int | None:
         """Requests the memory controller of CXL device ``device`` takes at once (the

@@ -1,5 +1,8 @@
 """Topology spec -> networkx graph -> consistency checks -> host-to-device routes.
 
+A topology's bindings give pooled logical devices to hosts (:mod:`cxlsim.fabric`): each
+names an LD there is, is bound once, to a host that reaches the device.
+
 Graph nodes carry their spec (``spec``) and the latency a request spends crossing them
 (``latency``: root port / home agent, switch hop). Edges carry the link spec, its
 one-way latency and its raw bandwidth per direction. Routes are the least-latency paths
@@ -18,6 +21,7 @@ from pydantic import TypeAdapter, ValidationError
 from cxlsim.config.overrides import as_typed
 from cxlsim.config.source import Document, KeyPath
 from cxlsim.errors import InputError
+from cxlsim.fabric import BindError, Bindings, LogicalDevice
 from cxlsim.link.tlp import cachemem_bandwidth
 from cxlsim.topology.schema import (DEVICE_TYPES, LinkSpec, NodeSpec, TopologySpec,
                                     check_endpoint)
@@ -81,9 +85,51 @@ def build_graph(spec: TopologySpec, doc: Document | None = None) -> nx.Graph:
                            [(i, link.src, link.dst, link) for i, link in enumerate(spec.links)],
                            check, complete=True)
     check.raise_all()
+    _check_bindings(spec, graph, check)
+    check.raise_all()
     graph.name = spec.name
     _weigh(graph)
     return graph
+
+
+def bindings(spec: TopologySpec) -> Bindings:
+    """The fabric manager's table of ``spec``: every pooled device's LDs, bound as the
+    spec's bindings say (a spec that passed :func:`build_graph`)."""
+    table = Bindings(LogicalDevice(node.name, i, int(ld.capacity))
+                     for node in spec.nodes if node.type == "cxl_device"
+                     for i, ld in enumerate(node.logical_devices))
+    for binding in spec.bindings:
+        table.bind(binding.ld, binding.host)
+    return table
+
+
+def _check_bindings(spec: TopologySpec, graph: nx.Graph, check: _Checker) -> None:
+    """Each binding names an LD of a pooled device and a host that reaches the device;
+    an LD is bound once."""
+    table = bindings(spec.model_copy(update={"bindings": []}))
+    hosts = sorted(n for n, d in graph.nodes(data=True) if d["type"] == "host")
+    first: dict[str, int] = {}
+    for i, binding in enumerate(spec.bindings):
+        if binding.host not in hosts:
+            check.fail(f"{binding.host!r} is not a host of this topology; its hosts: "
+                       f"{', '.join(hosts)}", ("bindings", i, "host"))
+            continue
+        try:
+            ld = table.ld(binding.ld)
+        except BindError as exc:
+            check.fail(str(exc), ("bindings", i, "ld"))
+            continue
+        if binding.ld in first:
+            check.fail(f"{binding.ld} is bound to {table.host[binding.ld]} already "
+                       f"(bindings[{first[binding.ld]}]); an LD belongs to one host at a time",
+                       ("bindings", i, "ld"))
+            continue
+        if not nx.has_path(graph, binding.host, ld.device):
+            check.fail(f"{binding.host} cannot reach {ld.device} (no path of links between "
+                       f"them), so it cannot use {binding.ld}", ("bindings", i, "host"))
+            continue
+        table.bind(binding.ld, binding.host)
+        first[binding.ld] = i
 
 
 def graph_problems(doc: Document) -> list[InputError]:

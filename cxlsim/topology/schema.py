@@ -1,7 +1,9 @@
-"""The topology file: nodes (hosts, root ports, switches, devices, memories) and links.
+"""The topology file: nodes (hosts, root ports, switches, devices, memories), links, and
+the bindings of pooled memory's logical devices to hosts.
 
 Nodes are a list discriminated by ``type``; links join two node endpoints written
-``node`` or ``node.port``. Cross-references (a link to a missing node, a port used
+``node`` or ``node.port``; a binding gives a logical device (``DEVICE.N``) to a host
+(:mod:`cxlsim.fabric`). Cross-references (a link to a missing node, a port used
 twice, an unreachable device) are checked on the graph, in :mod:`cxlsim.topology.graph`,
 where the file positions of the offending keys are known.
 """
@@ -15,6 +17,7 @@ from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
 from cxlsim.config.base import StrictModel
 from cxlsim.devices.memory import MemoryBackendParams
+from cxlsim.fabric import MAX_LDS
 from cxlsim.link.params import LinkParams
 from cxlsim.memory.dram import DramParams
 from cxlsim.units import Bandwidth, Frequency, Size, Time
@@ -89,6 +92,12 @@ class SwitchSpec(_Node):
     port_bandwidth: Bandwidth | None = Field(None, description="per-port bandwidth cap")
 
 
+class LogicalDeviceSpec(StrictModel):
+    """One logical device (LD) of a pooled (multi-logical) Type 3 device."""
+
+    capacity: Size = Field(gt=0, description="the device memory this LD offers a host")
+
+
 class CxlDeviceSpec(_Node, MemoryBackendParams):
     """A CXL Type 1 (cache only), Type 2 (cache + memory) or Type 3 (memory) device.
 
@@ -102,6 +111,11 @@ class CxlDeviceSpec(_Node, MemoryBackendParams):
         "requests the controller takes at once per channel of the dram node attached "
         "to it (its request queue, scaled by the channels it drives); with "
         "request_buffer too, the lesser limit holds; none = no such limit"))
+    logical_devices: list[LogicalDeviceSpec] = Field(
+        default_factory=list, max_length=MAX_LDS, description=(
+            f"a pooled Type 3 device (MLD): its logical devices, at most {MAX_LDS}, each "
+            "bound to one host at a time (bindings: [{ld: NAME.N, host: HOST}]); none: a "
+            "single-logical device"))
 
     @model_validator(mode="after")
     def _memory_described(self) -> CxlDeviceSpec:
@@ -116,6 +130,13 @@ class CxlDeviceSpec(_Node, MemoryBackendParams):
                       if self.cxl_type == 3 else "")
             raise ValueError(f"a CXL Type {self.cxl_type} device has memory: missing "
                              f"{' and '.join(missing)}{preset}")
+        if self.logical_devices and self.cxl_type != 3:
+            raise ValueError(f"only a Type 3 device is pooled into logical devices; this "
+                             f"one is Type {self.cxl_type}")
+        cut = sum(ld.capacity for ld in self.logical_devices)
+        if cut > self.capacity:
+            raise ValueError(f"its logical devices hold {cut:,} B together, more than the "
+                             f"device's capacity of {int(self.capacity):,} B")
         return self
 
 
@@ -172,10 +193,21 @@ class LinkSpec(LinkParams):
     dst: Endpoint = Field(alias="to", description="downstream endpoint: node or node.port")
 
 
+class BindingSpec(StrictModel):
+    """A logical device bound to a host (the fabric manager's Bind)."""
+
+    ld: str = Field(description="the logical device, DEVICE.N (N counts from 0)")
+    host: str = Field(description="the host it is bound to")
+
+
 class TopologySpec(StrictModel):
-    """A whole system: what it is called, its nodes and its links."""
+    """A whole system: what it is called, its nodes, its links and which host each
+    pooled logical device is bound to."""
 
     name: str = Field(description="topology name")
     description: str = Field("", description="what this system is")
     nodes: list[NodeSpec] = Field(min_length=1, description="hosts, ports, switches, devices")
     links: list[LinkSpec] = Field(default_factory=list, description="links between endpoints")
+    bindings: list[BindingSpec] = Field(default_factory=list, description=(
+        "logical devices bound to hosts, each at most once; an LD left out is the fabric "
+        "manager's (no host sees it)"))
