@@ -196,3 +196,43 @@ def test_a_hosts_dram_without_a_latency_is_refused():
                                          r"no latency; expected its idle load-to-use latency"):
         load_experiment("experiments/trace-memory.yaml",
                         POOLED + ["topology.nodes[dram1].latency=0 ns"])
+
+
+def _on(k: int, *extra: str):
+    """The pooled run of POOLED on host ``k`` of the shipped pool, its two LDs."""
+    from cxlsim.experiments import load_experiment
+
+    sets = [s.replace("host1", f"host{k}").replace("dram1", f"dram{k}")
+            .replace("pool0.2", f"pool0.{2 * k}").replace("pool0.3", f"pool0.{2 * k + 1}")
+            .replace("devices[2]", f"devices[{2 * k}]").replace("devices[3]",
+                                                                 f"devices[{2 * k + 1}]")
+            for s in POOLED]
+    return load_experiment("experiments/trace-memory.yaml", [*sets, *extra])
+
+
+def test_hosts_on_one_pool_slow_each_other_down():
+    """Four hosts pushing their traffic through the switch's one link to the device and
+    its controller: each is slower than alone, and the device answers later in the
+    run's second half (the start, where the hosts' first epochs are solved in turn,
+    is left out: see the fabric's model page)."""
+    from cxlsim.experiments.kinds.trace_memory import run_together
+
+    busy = "real_threads=32"  # each core stands for 16 threads: enough to fill the link
+    alone = _on(0, busy).run()
+    together = run_together([_on(k, busy) for k in range(4)])
+    for result in together:
+        assert result.metrics["app_time_s"] > alone.metrics["app_time_s"]
+
+    def late(result):
+        epochs = result.tables["epochs"]
+        return epochs["latency_ns_cxl"].iloc[len(epochs) // 2:].mean()
+
+    assert min(late(r) for r in together) > 1.1 * late(alone)
+
+
+def test_a_host_alone_on_a_pool_runs_as_trace_memory_does():
+    from cxlsim.experiments.kinds.trace_memory import run_together
+
+    (together,) = run_together([_on(1)])
+    alone = _on(1).run()
+    assert together.metrics == alone.metrics

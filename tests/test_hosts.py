@@ -50,7 +50,7 @@ def _host(sim, args, epochs=None):
         chunks = lambda: iter(list(in_epochs(whole, epoch))[:epochs])  # noqa: E731
     return Host(sim, make_rng(seed), chunks, found, memory, cpu, policy, kernel, cores,
                 epoch, seed, mlp, migration, scanner, damon, compute, sample,
-                stands_for), kswapd
+                stands_for, kswapd_interval=kswapd)
 
 
 def _same(a, b):
@@ -62,8 +62,8 @@ def _same(a, b):
 def test_two_hosts_on_one_time_run_as_each_alone(parts):
     args, alone = parts
     sim = Simulation(args[8])
-    hosts = [_host(sim, args)[0] for _ in range(2)]
-    first, second = run_hosts(sim, hosts, args[9])
+    hosts = [_host(sim, args) for _ in range(2)]
+    first, second = run_hosts(sim, hosts)
     _same(first, alone)
     _same(second, alone)
 
@@ -71,12 +71,11 @@ def test_two_hosts_on_one_time_run_as_each_alone(parts):
 def test_each_host_ends_with_its_own_trace_and_its_kernel_threads_stop(parts):
     args, alone = parts
     short_alone = Simulation(args[8])
-    host, kswapd = _host(short_alone, args, epochs=40)
-    short = run_hosts(short_alone, [host], kswapd)[0]
+    short = run_hosts(short_alone, [_host(short_alone, args, epochs=40)])[0]
     assert len(short.epochs) == 40 and short.time_ns < alone.time_ns
     sim = Simulation(args[8])
-    long_host, short_host = _host(sim, args)[0], _host(sim, args, epochs=40)[0]
-    together = run_hosts(sim, [long_host, short_host], kswapd)
+    long_host, short_host = _host(sim, args), _host(sim, args, epochs=40)
+    together = run_hosts(sim, [long_host, short_host])
     _same(together[0], alone)
     _same(together[1], short)  # nothing of it changed while the other host ran on
     assert short_host.ended and sim.env.now == alone.time_ns

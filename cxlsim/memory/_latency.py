@@ -8,7 +8,8 @@ One source for the queues' waits: :class:`~cxlsim.memory.dram.DramTarget` and
 
 A target is a row of floats (its *spec*, a slice of a flat array), laid out as below;
 an expander's spec is followed by its device DRAM's spec (if any), its links' mixed
-message costs down and up, and the nanoseconds per wire byte of each of its links. The arithmetic is the Python models'
+message costs down and up, the nanoseconds per wire byte of each of its links, and what
+other hosts put on the parts of it they share (a pooled device's). The arithmetic is the Python models'
 operation for operation, so both give the same floats.
 """
 
@@ -34,8 +35,12 @@ DRAM_FLOATS = 13
 #: S2M DRS (each in a stream of its own kind), media ns a line, controller ns a request,
 #: request buffer (0: none), has a DRAM, the steps m of its mixed costs; then its DRAM
 #: spec (if any), the mean wire bytes of a mixed message stream down and up at read
-#: fractions k / m, k = 0..m (:func:`cxlsim.link.flits.mixed_costs`), and its links' ns
-#: per byte.
+#: fractions k / m, k = 0..m (:func:`cxlsim.link.flits.mixed_costs`), its links' ns
+#: per byte, and the load of other hosts on a pooled device: the first of its links
+#: they share (those after it too: the route is a tree's), their read and write B/s
+#: (:data:`SHARED_FLOATS`; they load the shared links, the DRAM, media, controller and
+#: request buffer as the host's own traffic does).
+SHARED_FLOATS = 3
 (X_IDLE, X_HOPS, X_REQ, X_RWD, X_NDR, X_DRS, X_MEDIA, X_CTRL, X_BUFFER,
  X_HAS_DRAM, X_STEPS) = range(1, 12)
 EXPANDER_FLOATS = 12
@@ -151,26 +156,39 @@ def mixed_scale(spec, table, steps, read_fraction, read_cost, write_cost):
 @njit(cache=True)
 def expander_waits(spec, at, read_bps, write_bps, rho, wait):
     """The queues of the expander spec at ``at``: each link's down and up directions, its
-    DRAM's, the media, the controller, the request buffer; returns how many."""
-    reads = read_bps / LINE * 1e-9  # lines per ns
-    writes = write_bps / LINE * 1e-9
-    mix = reads / (reads + writes) if reads + writes > 0 else 1.0
+    DRAM's, the media, the controller, the request buffer; returns how many. Other
+    hosts' load on a pooled device joins this host's from the first shared link on."""
     hops = int(spec[at + X_HOPS])
     has_dram = spec[at + X_HAS_DRAM] != 0.0
     down = at + EXPANDER_FLOATS + (DRAM_FLOATS if has_dram else 0)
     steps = int(spec[at + X_STEPS])
     up = down + steps + 1
     links = up + steps + 1
+    shared = int(spec[links + hops])
     req, rwd, drs, ndr = spec[at + X_REQ], spec[at + X_RWD], spec[at + X_DRS], spec[at + X_NDR]
-    s_down = mixed_scale(spec, down, steps, mix, req, rwd)
-    s_up = mixed_scale(spec, up, steps, mix, drs, ndr)
+    reads = writes = 0.0
+    s_down = s_up = 1.0
     n = 0
     for h in range(hops):
+        if h == 0 or h == shared:  # this host's own load, then with the others'
+            if h == shared:
+                read_bps += spec[links + hops + 1]
+                write_bps += spec[links + hops + 2]
+            reads = read_bps / LINE * 1e-9  # lines per ns
+            writes = write_bps / LINE * 1e-9
+            mix = reads / (reads + writes) if reads + writes > 0 else 1.0
+            s_down = mixed_scale(spec, down, steps, mix, req, rwd)
+            s_up = mixed_scale(spec, up, steps, mix, drs, ndr)
         nspb = spec[links + h]
         rho[n], wait[n] = mg1_wait(reads, req * s_down * nspb, writes, rwd * s_down * nspb)
         rho[n + 1], wait[n + 1] = mg1_wait(reads, drs * s_up * nspb, writes,
                                            ndr * s_up * nspb)
         n += 2
+    if shared >= hops:  # the device's own queues are shared past all of its links
+        read_bps += spec[links + hops + 1]
+        write_bps += spec[links + hops + 2]
+        reads = read_bps / LINE * 1e-9
+        writes = write_bps / LINE * 1e-9
     if has_dram:
         n = dram_waits(spec, at + EXPANDER_FLOATS, read_bps, write_bps, rho, wait, n)
     for service in (spec[at + X_MEDIA], spec[at + X_CTRL]):

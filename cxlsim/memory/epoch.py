@@ -171,6 +171,18 @@ class MemorySystem:
             built[node] = MemoryNode(node, [targets[m] for m in members])
         return cls(built, trackers)
 
+    def pooled_targets(self) -> list[tuple[str, float, ExpanderTarget]]:
+        """The targets on pooled devices, which other hosts load too: (node, the node's
+        share of them, target)."""
+        return [(name, f, t) for name, node in self.nodes.items()
+                for f, t in zip(node.fractions, node.targets)
+                if getattr(t, "pooled", False)]
+
+    def share_load(self, target: ExpanderTarget, read_bps: float, write_bps: float) -> None:
+        """Other hosts' read and write bandwidth (B/s) on ``target``'s pooled device."""
+        target.share_load(read_bps, write_bps)
+        self._specs = None  # the solver's copy of the targets' specs is made anew
+
     @property
     def idle(self) -> dict[str, float]:
         """Each node's idle read latency (ns), worked out once: the solver asks for it at

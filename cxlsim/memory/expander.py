@@ -93,6 +93,8 @@ class ExpanderTarget:
             raise ValueError(f"{device!r} is not a CXL Type 2/3 device with memory")
         self.name = device
         self.host = host
+        #: The device is a pool (its logical devices bound to hosts): other hosts load it.
+        self.pooled = bool(getattr(spec, "logical_devices", None))
         path = route.path
         self.fixed = sum(graph.nodes[n]["latency"] for n in path[1:-1])  # each way
         self.hops: list[_Hop] = []
@@ -138,7 +140,26 @@ class ExpanderTarget:
              self.request_time, self.request_buffer or 0, self.dram is not None, MIX_STEPS],
             self.dram.spec if self.dram is not None else [],
             mixed_costs(mode)["down"], mixed_costs(mode)["up"],
-            [h.ns_per_byte for h in self.hops]]).astype(float)
+            [h.ns_per_byte for h in self.hops],
+            [self._shared_from(topology, path), 0.0, 0.0]]).astype(float)
+        #: Where the load of other hosts on the device is kept in :attr:`spec`.
+        self.shared_at = len(self.spec) - 2
+
+    def _shared_from(self, topology, path: tuple[str, ...]) -> int:
+        """The first of this route's links another host's route to the device crosses
+        too (the ones after it are then shared as well); the number of links if none
+        is (the device's own queues are still shared with any host that reaches it)."""
+        others = {frozenset(e) for r in topology.routes
+                  if r.device == self.name and r.host != self.host
+                  for e in zip(r.path, r.path[1:])}
+        links = [frozenset(e) for e in zip(path, path[1:])
+                 if not topology.graph.edges[e]["internal"]]
+        return next((k for k, e in enumerate(links) if e in others), len(links))
+
+    def share_load(self, read_bps: float, write_bps: float) -> None:
+        """Other hosts' read and write bandwidth (B/s) on this device (a pool's), which
+        loads the links they share with this host's route and the device's queues."""
+        self.spec[self.shared_at:self.shared_at + 2] = read_bps, write_bps
 
     def _idle(self, request: str, response: str) -> float:
         """Unloaded latency, ns, of a transaction sending ``request`` and getting ``response``."""

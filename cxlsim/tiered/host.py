@@ -14,6 +14,7 @@ import numpy as np
 
 from cxlsim.engine import Simulation
 from cxlsim.errors import InputError
+from cxlsim.fabric import Traffic
 from cxlsim.memory.epoch import EpochEngine, MemorySystem
 from cxlsim.memory.hierarchy import CpuParams
 from cxlsim.memory.pagetable import PageTable
@@ -65,7 +66,9 @@ class Host:
     process (the trace's epochs, kswapd, NUMA balancing's scanner, the DAMON monitor)
     and one per step of an epoch. ``rng`` is the host's own random stream (its
     migrations' refusals, its monitor's samples), so that hosts sharing a run do not
-    draw from each other's; ``seed`` picks a sample's pages. The arguments are
+    draw from each other's; ``seed`` picks a sample's pages; ``traffic``: the load the
+    hosts of the run put on the pooled devices they share (:mod:`cxlsim.fabric.traffic`),
+    which its targets on a pool publish and take. The other arguments are
     :func:`cxlsim.tiered.run.simulate`'s."""
 
     def __init__(self, sim: Simulation, rng: np.random.Generator, chunks: Chunks,
@@ -73,8 +76,12 @@ class Host:
                  kernel: KernelMemory, cores: int, epoch: int, seed: int,
                  mlp: float | None, migration: MigrationParams | None,
                  scanner: Scanner | None, damon: DamonParams | None, compute: float,
-                 sample: int, stands_for: float = 1.0) -> None:
+                 sample: int, stands_for: float = 1.0, traffic: Traffic | None = None,
+                 kswapd_interval: float = 1e6) -> None:
         self.sim = sim
+        self.kswapd_interval = kswapd_interval
+        self.traffic = traffic
+        self.pooled = memory.pooled_targets() if traffic is not None else []
         self.chunks, self.found, self.policy, self.kernel = chunks, found, policy, kernel
         self.epoch, self.compute, self.sample = epoch, compute, sample
         self.scanner, self.damon = scanner, damon
@@ -113,13 +120,12 @@ class Host:
         self.bounces = placement.pingpongs
         self.ended = False  # its trace has ended: its kernel threads stop too
 
-    def start(self, kswapd_interval: float, epoch_done: Callable[[], object] | None
-              ) -> Any:
+    def start(self, epoch_done: Callable[[], object] | None = None) -> Any:
         """Start the host's processes; returns its trace's process, which ends with the
         trace (its result is then :attr:`result`)."""
         env = self.sim.env
         done = env.process(self.trace(epoch_done))
-        env.process(self.kswapd(kswapd_interval))
+        env.process(self.kswapd(self.kswapd_interval))
         if self.hints is not None:
             env.process(self.scan())
         if self.monitor is not None:
@@ -231,15 +237,34 @@ class Host:
         self.copies[:] += (now - self.moved).sum(axis=0) * LINES_PER_PAGE
         self.moved = now
         self.kept.node[work.seen_as] = kernel.node[work.seen]  # the sample's (none: exact)
+        solved = self._share_pool()
         row = epoch_row(self.engine, self.hierarchy, work.grouped, self.nodes, self.copies,
                      stall, self.owed_core, self.compute, self.sample,
                      upcoming.grouped if upcoming else None, parts, kernel.numa.has_cpus)
+        self._publish_pool(solved)
         row["reclaim_stall_ns"] = reclaim
         row["numa_hint_faults"] = int(faults.pages.size)
         row["tlb_shootdown_ns"] = float(self.owed_core.sum())
         row.update({f"hot_{n}": int(h) for n, h in zip(self.nodes, hot)})
         self.copies[:], self.owed_core[:], self.owed_task, self.owed_flush = 0, 0, 0.0, 0.0
         return faults, row
+
+    def _share_pool(self) -> int:
+        """Each target on a pooled device takes the others' last load on it; returns
+        the equilibria solved so far (the epoch's is the one after them)."""
+        for _, _, target in self.pooled:
+            self.engine.system.share_load(target, *self.traffic.others(target.name,
+                                                                       id(target)))
+        return len(self.engine.history)
+
+    def _publish_pool(self, solved: int) -> None:
+        """Each target on a pooled device publishes its share of its node's bandwidth in
+        the epoch just solved (none if the epoch reached no memory)."""
+        eq = self.engine.history[-1] if len(self.engine.history) > solved else None
+        for node, share, target in self.pooled:
+            self.traffic.publish(target.name, id(target),
+                                 share * eq.read_bps[node] if eq else 0.0,
+                                 share * eq.write_bps[node] if eq else 0.0)
 
     def policy_moves(self, work: _Prepared, row: dict, faults: HintFaults) -> None:
         """After the epoch: the policy sees it and moves pages, within the rate limits;

@@ -66,6 +66,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from cxlsim.engine import Simulation, make_rng
+from cxlsim.fabric import Traffic
 from cxlsim.memory.epoch import MemorySystem
 from cxlsim.memory.hierarchy import CpuParams
 from cxlsim.mm.damon import DamonParams
@@ -97,16 +98,18 @@ def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams
     demand (and the page copies') loads the memory system (:mod:`cxlsim.mm.similarity`)."""
     sim = Simulation(seed)
     host = Host(sim, make_rng(seed), chunks, found, memory, cpu, policy, kernel, cores,
-                epoch, seed, mlp, migration, scanner, damon, compute, sample, stands_for)
-    return run_hosts(sim, [host], kswapd_interval, epoch_done)[0]
+                epoch, seed, mlp, migration, scanner, damon, compute, sample, stands_for,
+                Traffic(), kswapd_interval)  # its LDs of one pooled device load it together
+    return run_hosts(sim, [host], epoch_done)[0]
 
 
-def run_hosts(sim: Simulation, hosts: list[Host], kswapd_interval: float = 1e6,
+def run_hosts(sim: Simulation, hosts: list[Host],
               epoch_done: Callable[[], object] | None = None) -> list[TraceRun]:
     """Run ``hosts`` on ``sim``'s one simulated time until every host's trace has ended;
-    each host's result ends with its own trace (``time_ns``). Hosts share nothing but
-    the time until their parts are shared (the fabric's)."""
-    done = [host.start(kswapd_interval, epoch_done) for host in hosts]
+    each host's result ends with its own trace (``time_ns``). Hosts given one
+    :class:`~cxlsim.fabric.Traffic` load the pooled devices they share together;
+    otherwise they share only the time."""
+    done = [host.start(epoch_done) for host in hosts]
     for process in done:
         if not process.processed:  # the run stops as the last trace ends, not after
             sim.env.run(until=process)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 from collections.abc import Hashable
 from contextlib import ExitStack
+from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar
 
 from pydantic import (Field, PrivateAttr, SerializationInfo, SerializerFunctionWrapHandler,
@@ -30,6 +31,7 @@ from pydantic import (Field, PrivateAttr, SerializationInfo, SerializerFunctionW
 
 from cxlsim.config.base import ProblemAt, StrictModel, scales
 from cxlsim.config.validate import problem_in
+from cxlsim.engine import Simulation, make_rng
 from cxlsim.errors import InputError, shown, unknown
 from cxlsim.experiments import trace_cache
 from cxlsim.experiments import trace_input, trace_results as results, trace_setup as setup
@@ -38,16 +40,20 @@ from cxlsim.experiments.progress import progress_bar
 from cxlsim.experiments.quick import QuickForm
 from cxlsim.experiments.result import RunResult
 from cxlsim.experiments.spec import register
+from cxlsim.fabric import Traffic
 from cxlsim.memory.sampling import check_factor, scaled_cpu
 from cxlsim.mm.kernel import KernelMemory
 from cxlsim.mm.mempolicy import MemPolicy
 from cxlsim.mm.migrate import MigrationParams
 from cxlsim.mm.params import KernelParams
 from cxlsim.mm.placement import PAGE_TYPES, Placement
+from cxlsim.mm.similarity import Law
 from cxlsim.mm.watermarks import WMARK_MIN
 from cxlsim.tiered.policies import POLICIES
 from cxlsim.tiered.policies.damon import check_attrs
-from cxlsim.tiered.run import simulate
+from cxlsim.tiered.host import Host
+from cxlsim.tiered.run import run_hosts
+from cxlsim.tiered.trace_survey import Survey
 from cxlsim.traces.generators import KINDS
 from cxlsim.traces.params import parse_param
 from cxlsim.units import (Bandwidth, KernelMs, Percent, Size, Time, format_time, parse_percent,
@@ -350,43 +356,52 @@ class TraceMemoryExperiment(MemoryExperiment):
                                 ("nodes", node))
         return self
 
+    def build_host(self, sim: Simulation, stack: ExitStack, progress: bool = False,
+             traffic: Traffic | None = None) -> HostRun:
+        """This experiment's host on ``sim``: its trace read (kept open by ``stack``),
+        its machine set up by the law, its kernel and policy; ``traffic``: the load of
+        the hosts it shares pooled devices with (its own alone by default)."""
+        path, chunks, found = trace_input.surveyed(self, stack, progress)
+        kind = POLICIES[self.policy]
+        # a bound's nodes hold every page twice over, watermarks and all
+        numa = setup.numa_of(self, 2 * found.footprint * 4096 if kind.unbounded else 0,
+                             found.footprint)
+        trace_input.check(self, found)
+        if found.page_type.size and found.page_type.max() >= len(PAGE_TYPES):
+            raise InputError(f"{path}: page_type {int(found.page_type.max())} is not a "
+                             f"page type (0 anon, 1 file, 2 shmem)", key="trace")
+        placement = Placement(found.footprint, page_type=found.page_type,
+                              pingpong=self.pingpong)
+        cores = setup.cores_for(self, len(found.threads))
+        law = setup.law_of(self, cores, found.footprint)
+        if law.scale < 1:
+            raise InputError(f"real_footprint is smaller than the trace's footprint "
+                             f"({found.footprint * 4096:,} B); expected at least that",
+                             key="real_footprint")
+        try:
+            exp = setup.similar(self, law, numa)
+        except ValueError as exc:
+            raise InputError(str(exc), key="real_footprint") from None
+        kernel = KernelMemory(numa, placement, exp.kernel, law.scale)
+        room = kernel.capacity - kernel.wmark[:, WMARK_MIN]
+        trace_input.check_room(self, found, kernel.capacity, room)
+        policy = kind(numa, found.footprint, self.mempolicy,
+                      found.counts if kind.needs_counts else None, room, exp._params)
+        host = Host(sim, make_rng(self.seed), chunks, found, self.memory(), exp.cpu, policy,
+                    kernel, cores, self.epoch, self.seed, self.thread_mlp, exp.migration,
+                    setup.scanner_of(exp), setup.damon_of(exp), self.compute, self.sample,
+                    law.stands_for, Traffic() if traffic is None else traffic,
+                    exp.kswapd_interval)
+        return HostRun(self, host, found, cores, exp, law)
+
     def run(self, progress: bool = False, point: int = 0) -> RunResult:
         with ExitStack() as stack:
-            path, chunks, found = trace_input.surveyed(self, stack, progress)
-            kind = POLICIES[self.policy]
-            # a bound's nodes hold every page twice over, watermarks and all
-            numa = setup.numa_of(self, 2 * found.footprint * 4096 if kind.unbounded else 0,
-                             found.footprint)
-            trace_input.check(self, found)
-            if found.page_type.size and found.page_type.max() >= len(PAGE_TYPES):
-                raise InputError(f"{path}: page_type {int(found.page_type.max())} is not a "
-                                 f"page type (0 anon, 1 file, 2 shmem)", key="trace")
-            placement = Placement(found.footprint, page_type=found.page_type,
-                                  pingpong=self.pingpong)
-            cores = setup.cores_for(self, len(found.threads))
-            law = setup.law_of(self, cores, found.footprint)
-            if law.scale < 1:
-                raise InputError(f"real_footprint is smaller than the trace's footprint "
-                                 f"({found.footprint * 4096:,} B); expected at least that",
-                                 key="real_footprint")
-            try:
-                exp = setup.similar(self, law, numa)
-            except ValueError as exc:
-                raise InputError(str(exc), key="real_footprint") from None
-            kernel = KernelMemory(numa, placement, exp.kernel, law.scale)
-            room = kernel.capacity - kernel.wmark[:, WMARK_MIN]
-            trace_input.check_room(self, found, kernel.capacity, room)
-            policy = kind(numa, found.footprint, self.mempolicy,
-                          found.counts if kind.needs_counts else None, room, exp._params)
-            with progress_bar(progress, -(-found.records // self.epoch), self.name,
+            sim = Simulation(self.seed)
+            built = self.build_host(sim, stack, progress)
+            with progress_bar(progress, -(-built.found.records // self.epoch), self.name,
                               self.step_unit) as bar:
-                run = simulate(chunks, found, self.memory(), exp.cpu, policy, kernel, cores,
-                               self.epoch, self.seed, exp.kswapd_interval, self.thread_mlp,
-                               exp.migration, setup.scanner_of(exp), setup.damon_of(exp), self.compute,
-                               self.sample, bar.update, law.stands_for)
-        result = results.result(self, run, found, cores, exp)
-        result.metrics.update(setup.scaled_metrics(exp, law, run))
-        return result
+                run_hosts(sim, [built.host], bar.update)
+        return built.result()
 
     def shared_input(self) -> Hashable | None:
         """A generated trace small enough to keep (:mod:`..trace_cache`) is shared."""
@@ -410,3 +425,35 @@ class TraceMemoryExperiment(MemoryExperiment):
         with ExitStack() as stack:
             trace_input.surveyed(self, stack, progress)
 
+
+
+@dataclass
+class HostRun:
+    """One experiment's host as :meth:`TraceMemoryExperiment.build_host` set it up, and what
+    its results are made of once it has run."""
+
+    spec: TraceMemoryExperiment
+    host: Host
+    found: Survey
+    cores: int
+    exp: TraceMemoryExperiment  # the experiment as the law set it up
+    law: Law
+
+    def result(self) -> RunResult:
+        """The run's result, as :meth:`TraceMemoryExperiment.run` reports it."""
+        result = results.result(self.spec, self.host.result, self.found, self.cores,
+                                self.exp)
+        result.metrics.update(setup.scaled_metrics(self.exp, self.law, self.host.result))
+        return result
+
+
+def run_together(specs: list[TraceMemoryExperiment], seed: int = 1) -> list[RunResult]:
+    """Run ``specs`` -- each one host's trace, memory and policy, on one topology's
+    hosts -- on one simulated time, loading the pooled devices they share together
+    (:mod:`cxlsim.fabric.traffic`); each its result as it would report alone."""
+    traffic = Traffic()
+    with ExitStack() as stack:
+        sim = Simulation(seed)
+        built = [spec.build_host(sim, stack, traffic=traffic) for spec in specs]
+        run_hosts(sim, [b.host for b in built])
+    return [b.result() for b in built]
