@@ -1,81 +1,61 @@
-"""Hosts on one simulated time (cxlsim.tiered.host, run_hosts): until the fabric couples
-them, two hosts run together exactly as each runs alone, each ending with its own trace,
-and a one-host run is the case of one (trace-memory's results are those of run_hosts)."""
+"""Hosts on one simulated time (cxlsim.tiered.host, run_hosts): hosts that share no
+pooled device run together exactly as each runs alone, each ending with its own trace,
+and a one-host run is the case of one (trace-memory's own run)."""
 
-import copy
+from contextlib import ExitStack
 
 import pytest
 
-from cxlsim.engine import Simulation, make_rng
+from cxlsim.engine import Simulation
 from cxlsim.experiments import load_experiment
-from cxlsim.experiments.kinds import trace_memory
-from cxlsim.tiered import Host, run_hosts, simulate
-from cxlsim.tiered.epochs import in_epochs
+from cxlsim.tiered import run_hosts
 
 #: A small TPP run at 2:1: kswapd, NUMA balancing's scanner and promotions all act.
 SMALL = ["trace.generate=cache1", "policy=tpp", "trace.n=2000000", "sweep=null",
-         "trace.params.footprint=16 MiB", "trace.params.span=20 s", "scale=1024", "epoch=2048", "figures=false",
-         "topology.nodes[dram0].capacity=11376 KiB",
+         "trace.params.footprint=16 MiB", "trace.params.span=20 s", "scale=1024",
+         "epoch=2048", "figures=false", "topology.nodes[dram0].capacity=11376 KiB",
          "topology.nodes[cxl0].capacity=5696 KiB"]
 
 
+def _spec(*extra: str):
+    return load_experiment("experiments/tpp-2to1.yaml", [*SMALL, *extra])
+
+
 @pytest.fixture(scope="module")
-def parts(tmp_path_factory):
-    """The arguments trace-memory hands to simulate for the small run, and its result."""
-    seen = {}
-
-    def keep(*args):
-        seen["args"] = copy.deepcopy(args[:7]) + args[7:]  # before the run changes them
-        seen["run"] = simulate(*args)
-        return seen["run"]
-
-    mp = pytest.MonkeyPatch()
-    mp.setattr(trace_memory, "simulate", keep)
-    try:
-        load_experiment("experiments/tpp-2to1.yaml", SMALL).run()
-    finally:
-        mp.undo()
-    assert seen["run"].passes > 0 and sum(e["pgpromote_success"] for e in seen["run"].epochs)
-    return seen["args"], seen["run"]
+def alone():
+    """The small run as trace-memory runs it, and a shorter one."""
+    long, short = _spec().run(), _spec("trace.n=300000", "trace.params.span=3 s").run()
+    assert long.metrics["numa_scan_passes"] > 0 and long.metrics["pgpromote_success"] > 0
+    return long, short
 
 
-def _host(sim, args, epochs=None):
-    """A fresh host of the small run (its own copies of the stateful parts); ``epochs``:
-    only the trace's first that many epochs."""
-    (chunks, found, memory, cpu, policy, kernel, cores, epoch, seed, kswapd, mlp,
-     migration, scanner, damon, compute, sample, _, stands_for) = args
-    memory, policy, kernel = copy.deepcopy((memory, policy, kernel))
-    if epochs is not None:
-        whole = chunks
-        chunks = lambda: iter(list(in_epochs(whole, epoch))[:epochs])  # noqa: E731
-    return Host(sim, make_rng(seed), chunks, found, memory, cpu, policy, kernel, cores,
-                epoch, seed, mlp, migration, scanner, damon, compute, sample,
-                stands_for, kswapd_interval=kswapd)
+def _together(*specs):
+    """``specs`` as hosts on one time (each its own traffic: nothing pooled in common):
+    their results, the hosts and the simulation."""
+    sim = Simulation(specs[0].seed)
+    with ExitStack() as stack:
+        built = [spec.build_host(sim, stack) for spec in specs]
+        run_hosts(sim, [b.host for b in built])
+    return [b.result() for b in built], [b.host for b in built], sim
 
 
-def _same(a, b):
-    assert a.time_ns == b.time_ns and a.passes == b.passes and a.scans == b.scans
-    assert a.epochs == b.epochs
-    assert (a.placement.node == b.placement.node).all()
+def _same(result, alone) -> None:
+    assert result.metrics == alone.metrics
+    assert result.tables.keys() == alone.tables.keys() and "pages" in result.tables
+    for name, table in result.tables.items():
+        assert table.equals(alone.tables[name]), name
 
 
-def test_two_hosts_on_one_time_run_as_each_alone(parts):
-    args, alone = parts
-    sim = Simulation(args[8])
-    hosts = [_host(sim, args) for _ in range(2)]
-    first, second = run_hosts(sim, hosts)
-    _same(first, alone)
-    _same(second, alone)
+def test_two_hosts_on_one_time_run_as_each_alone(alone):
+    results, _, _ = _together(_spec(), _spec())
+    for result in results:
+        _same(result, alone[0])
 
 
-def test_each_host_ends_with_its_own_trace_and_its_kernel_threads_stop(parts):
-    args, alone = parts
-    short_alone = Simulation(args[8])
-    short = run_hosts(short_alone, [_host(short_alone, args, epochs=40)])[0]
-    assert len(short.epochs) == 40 and short.time_ns < alone.time_ns
-    sim = Simulation(args[8])
-    long_host, short_host = _host(sim, args), _host(sim, args, epochs=40)
-    together = run_hosts(sim, [long_host, short_host])
-    _same(together[0], alone)
-    _same(together[1], short)  # nothing of it changed while the other host ran on
-    assert short_host.ended and sim.env.now == alone.time_ns
+def test_each_host_ends_with_its_own_trace_and_its_kernel_threads_stop(alone):
+    (long, short), hosts, sim = _together(
+        _spec(), _spec("trace.n=300000", "trace.params.span=3 s"))
+    assert short.metrics["app_time_s"] < long.metrics["app_time_s"]
+    _same(long, alone[0])
+    _same(short, alone[1])  # its pages did not move while the other ran on
+    assert hosts[1].ended and sim.env.now == hosts[0].result.time_ns

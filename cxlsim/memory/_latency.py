@@ -38,8 +38,8 @@ DRAM_FLOATS = 13
 #: fractions k / m, k = 0..m (:func:`cxlsim.link.flits.mixed_costs`), its links' ns
 #: per byte, and the load of other hosts on a pooled device: the first of its links
 #: they share (those after it too: the route is a tree's), their read and write B/s
-#: (:data:`SHARED_FLOATS`; they load the shared links, the DRAM, media, controller and
-#: request buffer as the host's own traffic does).
+#: (:data:`SHARED_FLOATS`, at :func:`shared_at`; they load the shared links, the DRAM,
+#: media, controller and request buffer as the host's own traffic does).
 SHARED_FLOATS = 3
 (X_IDLE, X_HOPS, X_REQ, X_RWD, X_NDR, X_DRS, X_MEDIA, X_CTRL, X_BUFFER,
  X_HAS_DRAM, X_STEPS) = range(1, 12)
@@ -154,6 +154,39 @@ def mixed_scale(spec, table, steps, read_fraction, read_cost, write_cost):
 
 
 @njit(cache=True)
+def shared_at(spec, at):
+    """Where the expander spec at ``at`` keeps what other hosts share of it: the first
+    shared link, then their read and write B/s."""
+    down = at + EXPANDER_FLOATS + (DRAM_FLOATS if spec[at + X_HAS_DRAM] != 0.0 else 0)
+    return down + 2 * (int(spec[at + X_STEPS]) + 1) + int(spec[at + X_HOPS])
+
+
+@njit(cache=True)
+def foreign_load(spec, starts, targets, node, x, foreign):
+    """Other hosts' load on node ``node``'s pooled targets when the node answers in
+    ``x`` ns, written where each target keeps it (:func:`shared_at`). ``foreign``: a
+    row per thread class of the others, (target k, threads, MLP, gap -- its wait on its
+    own other nodes included --, the target's weight in its mean latency, its share of
+    the accesses, read fraction): it loads target ``k`` closed-loop, as this host's
+    threads do, seeing the device as this host does."""
+    for k in range(targets[node], targets[node + 1]):
+        if spec[starts[k] + K_KIND] == EXPANDER:
+            at = shared_at(spec, starts[k])
+            spec[at + 1] = 0.0
+            spec[at + 2] = 0.0
+    for i in range(foreign.shape[0]):
+        k = int(foreign[i, 0])
+        if k < targets[node] or k >= targets[node + 1]:
+            continue
+        mlp = foreign[i, 2]
+        line_rate = (foreign[i, 1] * mlp / (mlp * foreign[i, 3] + foreign[i, 4] * x)
+                     * foreign[i, 5] * 1e9 * LINE)
+        at = shared_at(spec, starts[k])
+        spec[at + 1] += line_rate
+        spec[at + 2] += line_rate * (1 - foreign[i, 6]) / foreign[i, 6]
+
+
+@njit(cache=True)
 def expander_waits(spec, at, read_bps, write_bps, rho, wait):
     """The queues of the expander spec at ``at``: each link's down and up directions, its
     DRAM's, the media, the controller, the request buffer; returns how many. Other
@@ -164,7 +197,7 @@ def expander_waits(spec, at, read_bps, write_bps, rho, wait):
     steps = int(spec[at + X_STEPS])
     up = down + steps + 1
     links = up + steps + 1
-    shared = int(spec[links + hops])
+    shared = int(spec[shared_at(spec, at)])
     req, rwd, drs, ndr = spec[at + X_REQ], spec[at + X_RWD], spec[at + X_DRS], spec[at + X_NDR]
     reads = writes = 0.0
     s_down = s_up = 1.0
@@ -309,14 +342,18 @@ def demand_latency(d, shares, order, latency):
 
 @njit(cache=True)
 def _excess(x, node, spec, starts, fractions, targets, threads, mlp, gap, read_fraction,
-            shares, order, latency, rho, wait):
+            shares, order, latency, rho, wait, foreign):
     """x minus node ``node``'s latency at the load the demands put on it when its
     latency is ``x`` (the others' in ``latency``): increasing in x, zero at the point.
     Demand ``d`` shares ``shares[d, m]`` of its accesses to node ``m``; ``order[d]``
     lists its nodes as its shares do (-1 after the last): its mean latency adds them
     in that order. ``latency``'s last entry, after the nodes', is the wait for a
-    tracker of the host's shared pool (0 without one: :func:`tracker_fixed_point`)."""
+    tracker of the host's shared pool (0 without one: :func:`tracker_fixed_point`);
+    ``foreign``: other hosts' threads on the node's pooled targets
+    (:func:`foreign_load`)."""
     latency[node] = x
+    if foreign.shape[0]:
+        foreign_load(spec, starts, targets, node, x, foreign)
     reads = 0.0
     writes = 0.0
     pool_wait = latency[latency.shape[0] - 1]
@@ -385,7 +422,7 @@ def tracker_fixed_point(trackers, tol, threads, mlp, gap, shares, order, latency
 
 @njit(cache=True)
 def node_fixed_point(node, idle, tol, spec, starts, fractions, targets, threads, mlp, gap,
-                     read_fraction, shares, order, latency):
+                     read_fraction, shares, order, latency, foreign):
     """Node ``node``'s latency consistent with its own load, the other nodes held at
     ``latency`` (:meth:`~cxlsim.memory.epoch.MemorySystem._node_fixed_point`): idle if
     the demands do not load it past idle, else Brent's root of the excess in a bracket
@@ -395,7 +432,7 @@ def node_fixed_point(node, idle, tol, spec, starts, fractions, targets, threads,
     rho = np.empty(MAX_SERVERS)
     wait = np.empty(MAX_SERVERS)
     args = (node, spec, starts, fractions, targets, threads, mlp, gap, read_fraction, shares,
-            order, lat, rho, wait)
+            order, lat, rho, wait, foreign)
     lo = idle
     if _excess(lo, *args) >= 0:
         return lo

@@ -125,6 +125,9 @@ class MemorySystem:
         self.nodes = dict(nodes)
         self.trackers = trackers
         self._specs: tuple | None = None  # the targets as the compiled solver reads them
+        #: Other hosts' threads on this host's pooled targets, by target (id): rows of
+        #: (threads, MLP, gap, weight, share, read fraction) (:meth:`set_foreign`).
+        self.foreign: dict[int, list[tuple[float, ...]]] = {}
         self._idle: dict[str, float] | None = None  # each node's idle latency, likewise
 
     @classmethod
@@ -178,10 +181,37 @@ class MemorySystem:
                 for f, t in zip(node.fractions, node.targets)
                 if getattr(t, "pooled", False)]
 
-    def share_load(self, target: ExpanderTarget, read_bps: float, write_bps: float) -> None:
-        """Other hosts' read and write bandwidth (B/s) on ``target``'s pooled device."""
-        target.share_load(read_bps, write_bps)
-        self._specs = None  # the solver's copy of the targets' specs is made anew
+    def set_foreign(self, target: ExpanderTarget, rows: list[tuple[float, ...]]) -> None:
+        """Other hosts' threads on ``target``'s pooled device, each row a class of them:
+        (threads, MLP, gap with their wait on their other nodes, the device's weight in
+        their mean latency, their share of accesses to it, read fraction). They load it
+        closed-loop, at the latency this host sees (:func:`cxlsim.memory._latency.
+        foreign_load`)."""
+        self.foreign[id(target)] = rows
+
+    def _foreign(self) -> np.ndarray:
+        """:attr:`foreign` as the compiled solver reads it, each row led by its target's
+        number (an empty array when no other host shares a device)."""
+        rows = [(k, *row) for k, t in enumerate(self._targets())
+                for row in self.foreign.get(id(t), ())]
+        return np.array(rows, float).reshape(-1, 7)
+
+    def _targets(self) -> list:
+        """The targets in the solver's order."""
+        return [t for node in self.nodes.values() for t in node.targets]
+
+    def _report_foreign(self, latency: Mapping[str, float]) -> None:
+        """Each pooled target's foreign load at the operating point, kept on the target
+        (its servers' report)."""
+        for name, node in self.nodes.items():
+            for t in node.targets:
+                rows = self.foreign.get(id(t))
+                if rows:
+                    x = latency[name]
+                    rates = [(th * m / (m * g + w * x) * sh * 1e9 * LINE_BYTES, rf)
+                             for th, m, g, w, sh, rf in rows]
+                    t.share_load(sum(r for r, _ in rates),
+                                 sum(r * (1 - rf) / rf for r, rf in rates))
 
     @property
     def idle(self) -> dict[str, float]:
@@ -214,6 +244,8 @@ class MemorySystem:
         """The consistent operating point of ``demands`` on this system."""
         latency, wait, sweeps = self._operating_point(demands, tol, max_sweeps)
         reads, writes, rates = self._loads(demands, latency, wait=wait)
+        if self.foreign:
+            self._report_foreign(latency)
         servers = {n: node.servers(reads[n], writes[n]) for n, node in self.nodes.items()}
         busy = 0.0
         if self.trackers is not None and demands:
@@ -344,10 +376,11 @@ class MemorySystem:
         node_fixed_point`) over the targets' own compiled models."""
         index = {n: k for k, n in enumerate(self.nodes)}
         arrays = self._arrays(demands)
+        foreign = self._foreign()
 
         def fixed(n: str, latency: dict[str, float], wait: float, tol: float) -> float:
             return _latency.node_fixed_point(index[n], self.idle[n], tol, *arrays,
-                                             self._vector(latency, wait))
+                                             self._vector(latency, wait), foreign)
 
         return fixed
 
@@ -388,6 +421,7 @@ class EpochEngine:
         self.read_fraction = read_fraction
         self.time = np.zeros(0)
         self.history: list[Equilibrium] = []
+        self.demands: list[Demand] = []  # the last epoch's, one per core with references
 
     def step(self, refs: np.ndarray, busy: np.ndarray) -> np.ndarray:
         """Run one epoch; return each core's epoch time (ns) and add it to ``time``."""
@@ -398,6 +432,7 @@ class EpochEngine:
         if self.time.size != refs.shape[0]:
             self.time = np.zeros(refs.shape[0])
         demands, index = self._demands(refs, busy)
+        self.demands = demands
         times = busy.copy()
         if demands:
             eq = self.system.solve(demands)

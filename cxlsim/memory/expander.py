@@ -158,7 +158,9 @@ class ExpanderTarget:
 
     def share_load(self, read_bps: float, write_bps: float) -> None:
         """Other hosts' read and write bandwidth (B/s) on this device (a pool's), which
-        loads the links they share with this host's route and the device's queues."""
+        loads the links they share with this host's route and the device's queues: at
+        an operating point, for its servers' report (the solver works it out at each
+        latency it tries, :func:`cxlsim.memory._latency.foreign_load`)."""
         self.spec[self.shared_at:self.shared_at + 2] = read_bps, write_bps
 
     def _idle(self, request: str, response: str) -> float:

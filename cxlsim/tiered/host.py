@@ -250,21 +250,27 @@ class Host:
         return faults, row
 
     def _share_pool(self) -> int:
-        """Each target on a pooled device takes the others' last load on it; returns
+        """Each target on a pooled device takes the others' last threads on it; returns
         the equilibria solved so far (the epoch's is the one after them)."""
         for _, _, target in self.pooled:
-            self.engine.system.share_load(target, *self.traffic.others(target.name,
+            self.engine.system.set_foreign(target, self.traffic.others(target.name,
                                                                        id(target)))
         return len(self.engine.history)
 
     def _publish_pool(self, solved: int) -> None:
-        """Each target on a pooled device publishes its share of its node's bandwidth in
-        the epoch just solved (none if the epoch reached no memory)."""
+        """Each target on a pooled device publishes the threads that reached it in the
+        epoch just solved (none if the epoch reached no memory)."""
         eq = self.engine.history[-1] if len(self.engine.history) > solved else None
-        for node, share, target in self.pooled:
-            self.traffic.publish(target.name, id(target),
-                                 share * eq.read_bps[node] if eq else 0.0,
-                                 share * eq.write_bps[node] if eq else 0.0)
+        for node, fraction, target in self.pooled:
+            rows = []
+            for d in self.engine.demands if eq else ():
+                weight = d.shares.get(node, 0.0)
+                if weight > 0:
+                    elsewhere = eq.tracker_wait + sum(s * eq.latency[m]
+                                                      for m, s in d.shares.items() if m != node)
+                    rows.append((d.threads, d.mlp, d.gap + elsewhere / d.mlp, weight,
+                                 weight * fraction, d.read_fraction))
+            self.traffic.publish(target.name, id(target), rows)
 
     def policy_moves(self, work: _Prepared, row: dict, faults: HintFaults) -> None:
         """After the epoch: the policy sees it and moves pages, within the rate limits;
