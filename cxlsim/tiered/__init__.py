@@ -7,11 +7,11 @@ costs and limits, the DAMON monitor, NUMA balancing's scanner -- are :mod:`cxlsi
 from cxlsim.lazy import lazy_attributes
 from cxlsim.tiered.policies import POLICIES, EpochView, Policy
 from cxlsim.tiered.host import Host, TraceRun
-from cxlsim.tiered.run import run_hosts, simulate
+from cxlsim.tiered.run import run_hosts
 from cxlsim.tiered.trace_survey import Survey, survey
 
 __all__ = ["POLICIES", "EpochView", "Host", "Policy", "Survey", "TraceRun", "run_hosts",
-           "simulate", "survey"]
+           "survey"]
 #: Names that moved to the OS layer (:mod:`cxlsim.mm`): they work here, with a warning,
 #: for one release.
 __getattr__ = lazy_attributes(__name__, {}, dict.fromkeys(("MigrationParams", "Migrator"),

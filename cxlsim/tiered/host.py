@@ -68,8 +68,20 @@ class Host:
     migrations' refusals, its monitor's samples), so that hosts sharing a run do not
     draw from each other's; ``seed`` picks a sample's pages; ``traffic``: the load the
     hosts of the run put on the pooled devices they share (:mod:`cxlsim.fabric.traffic`),
-    which its targets on a pool publish and take. The other arguments are
-    :func:`cxlsim.tiered.run.simulate`'s."""
+    which its targets on a pool publish and take.
+
+    The host runs its trace (the second pass over ``chunks``; ``found``: the first's) on
+    ``cores`` cores, ``epoch`` records an epoch, each core keeping ``mlp`` misses in
+    flight (None: the CPU's); the kernel's memory state (``kernel``, over the
+    footprint's placement) places and moves every page under ``policy``. Moves cost and
+    are limited as ``migration`` says (:mod:`cxlsim.mm.migrate`; None: its defaults with
+    no per-page cost); ``scanner`` and ``damon``: NUMA balancing's scanner and the DAMON
+    monitor, when on. Each record also costs its core ``compute`` ns of work that does
+    not touch memory. ``sample`` > 1 runs only a 1-in-``sample`` sample of the pages
+    through cores scaled down as much (:mod:`cxlsim.memory.sampling`); the placement,
+    the kernel and the policy still see every page. Each core stands for
+    ``stands_for`` threads of the real system, whose demand loads the memory
+    (:mod:`cxlsim.mm.similarity`); kswapd looks for work every ``kswapd_interval`` ns."""
 
     def __init__(self, sim: Simulation, rng: np.random.Generator, chunks: Chunks,
                  found: Survey, memory: MemorySystem, cpu: CpuParams, policy: Policy,

@@ -10,8 +10,8 @@ type, allocation and last-access epochs, accesses, how it last moved -- is one
 and the page table, the scanner, the monitor and the policies read. The second pass is
 the simulation: one or more hosts (:class:`~cxlsim.tiered.host.Host`), each its own
 trace, cores, kernel memory state and policy, as SimPy processes on one
-:class:`~cxlsim.engine.Simulation`'s time (:func:`run_hosts`; a one-host run,
-:func:`simulate`, is the case of one). Each host's epochs go as follows:
+:class:`~cxlsim.engine.Simulation`'s time (:func:`run_hosts`; a one-host run is the
+case of one). Each host's epochs go as follows:
 
 * an epoch is ``epoch`` consecutive records; each record's thread runs on a core (threads
   in first-seen order, folded onto ``cores``), each core with its own TLBs and private
@@ -65,42 +65,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from cxlsim.engine import Simulation, make_rng
-from cxlsim.fabric import Traffic
-from cxlsim.memory.epoch import MemorySystem
-from cxlsim.memory.hierarchy import CpuParams
-from cxlsim.mm.damon import DamonParams
-from cxlsim.mm.kernel import KernelMemory
-from cxlsim.mm.migrate import MigrationParams
-from cxlsim.mm.numa_balancing import Scanner
+from cxlsim.engine import Simulation
 from cxlsim.tiered.host import Host, TraceRun
-from cxlsim.tiered.policies import Policy
-from cxlsim.tiered.trace_survey import Chunks, Survey
-
-
-def simulate(chunks: Chunks, found: Survey, memory: MemorySystem, cpu: CpuParams,
-             policy: Policy, kernel: KernelMemory, cores: int, epoch: int, seed: int = 1,
-             kswapd_interval: float = 1e6, mlp: float | None = None,
-             migration: MigrationParams | None = None, scanner: Scanner | None = None,
-             damon: DamonParams | None = None, compute: float = 0.0,
-             sample: int = 1, epoch_done: Callable[[], object] | None = None,
-             stands_for: float = 1.0) -> TraceRun:
-    """Run the trace (second pass) on ``cores`` cores, ``epoch`` records per epoch, each
-    core keeping ``mlp`` misses in flight (default: the CPU's); the kernel's memory state
-    (``kernel``, over the footprint's placement) places and moves every page. Moves cost
-    and are limited as ``migration`` says (:mod:`cxlsim.mm.migrate`; default: its
-    defaults with no per-page cost). Each record also costs its core ``compute`` ns of
-    work that does not touch memory (the application's time between traced accesses).
-    ``sample`` > 1 runs only the pages of a 1-in-``sample`` sample through cores scaled
-    down as much (:mod:`cxlsim.memory.sampling`); the placement, the kernel and the
-    policy still see every page. ``epoch_done`` is called after each epoch (a progress
-    bar's update). Each core stands for ``stands_for`` threads of the real system, whose
-    demand (and the page copies') loads the memory system (:mod:`cxlsim.mm.similarity`)."""
-    sim = Simulation(seed)
-    host = Host(sim, make_rng(seed), chunks, found, memory, cpu, policy, kernel, cores,
-                epoch, seed, mlp, migration, scanner, damon, compute, sample, stands_for,
-                Traffic(), kswapd_interval)  # its LDs of one pooled device load it together
-    return run_hosts(sim, [host], epoch_done)[0]
 
 
 def run_hosts(sim: Simulation, hosts: list[Host],
