@@ -240,3 +240,57 @@ def test_a_host_alone_on_a_pool_runs_as_trace_memory_does():
     (together,) = run_together([_on(1)])
     alone = _on(1).run()
     assert together.metrics == alone.metrics
+
+
+#: Two hosts on a multi-headed device: each host's root port links to a head of its own
+#: (no switch), so the hosts share only the device's queues: its controller and DRAM.
+HEADS = """\
+name: heads
+nodes:
+  - {name: h0, type: host}
+  - {name: h1, type: host}
+  - {name: d0, type: dram, preset: memory/ddr5-4800, capacity: 8 MiB, latency: 110 ns,
+     attached_to: h0}
+  - {name: d1, type: dram, preset: memory/ddr5-4800, capacity: 8 MiB, latency: 110 ns,
+     attached_to: h1}
+  - {name: rp0, preset: devices/root-port, host: h0}
+  - {name: rp1, preset: devices/root-port, host: h1}
+  - name: mhd
+    preset: devices/cxl-type3-expander
+    capacity: 64 MiB
+    logical_devices: [{capacity: 32 MiB}, {capacity: 32 MiB}]
+  - {name: mhd_dram, type: dram, preset: memory/ddr5-4800, channels: CHANNELS,
+     attached_to: mhd}
+links:
+  - {from: rp0, to: mhd.head0, preset: links/cxl-gen5-x8}
+  - {from: rp1, to: mhd.head1, preset: links/cxl-gen5-x8}
+bindings:
+  - {ld: mhd.0, host: h0}
+  - {ld: mhd.1, host: h1}
+"""
+
+
+@pytest.mark.parametrize("channels, slower", [(1, True), (8, False)])
+def test_hosts_on_a_multi_headed_device_share_only_its_queues(write, channels, slower):
+    """Each head is its host's own link; the device's DRAM is the one queue they share:
+    one channel (38.4 GB/s) for two hosts at ~19 GB/s each slows both, eight do not."""
+    from cxlsim.experiments import load_experiment
+    from cxlsim.experiments.kinds.trace_memory import run_together
+
+    path = write("heads.yaml", HEADS.replace("CHANNELS", str(channels)))
+    topo = load_topology(path)
+    assert [r.path for r in topo.routes] == [("h0", "rp0", "mhd"), ("h1", "rp1", "mhd")]
+
+    def spec(k):
+        return load_experiment("experiments/trace-memory.yaml", [
+            f"topology={path}", f"host=h{k}", f"nodes={{dram: [d{k}], cxl: [mhd.{k}]}}",
+            "trace.n=400000", "trace.params.footprint=32 MiB", "policy=static",
+            "figures=false", "epoch=8192", "real_threads=32"])
+
+    alone = spec(0).run().metrics["app_time_s"]
+    together = [r.metrics["app_time_s"] for r in run_together([spec(0), spec(1)])]
+    if slower:
+        assert min(together) > 1.05 * alone
+    else:
+        assert max(together) < 1.01 * alone
+    assert max(together) < 1.01 * min(together)
