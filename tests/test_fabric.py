@@ -294,3 +294,21 @@ def test_hosts_on_a_multi_headed_device_share_only_its_queues(write, channels, s
     else:
         assert max(together) < 1.01 * alone
     assert max(together) < 1.01 * min(together)
+
+
+def test_a_host_that_has_ended_loads_the_pool_no_more():
+    """Once the short run's trace ends, the long one's epochs are as they are alone."""
+    from cxlsim.experiments.kinds.trace_memory import run_together
+
+    busy = "real_threads=32"
+    alone = _on(0, busy).run().tables["epochs"]
+    long, short = run_together([_on(0, busy), _on(1, busy, "trace.n=100000")])
+    epochs = long.tables["epochs"]
+    ended = short.tables["epochs"]["end_ns"].iloc[-1]
+    after = epochs["end_ns"] - epochs["duration_ns"] > ended  # epochs begun after its end
+    assert (epochs.loc[~after, "latency_ns_cxl"] > 1.01 * alone.loc[~after, "latency_ns_cxl"]
+            ).any()  # while both ran, the pool answered later
+    assert after.sum() > 5
+    # as alone (the first epochs after it start from a slightly different last latency)
+    assert epochs.loc[after, "latency_ns_cxl"].to_numpy() == pytest.approx(
+        alone.loc[after, "latency_ns_cxl"].to_numpy(), rel=1e-8)

@@ -202,11 +202,11 @@ class MemorySystem:
 
     def _report_foreign(self, latency: Mapping[str, float]) -> None:
         """Each pooled target's foreign load at the operating point, kept on the target
-        (its servers' report)."""
+        (its servers' report; none when the others have none)."""
         for name, node in self.nodes.items():
             for t in node.targets:
                 rows = self.foreign.get(id(t))
-                if rows:
+                if rows is not None:
                     x = latency[name]
                     rates = [(th * m / (m * g + w * x) * sh * 1e9 * LINE_BYTES, rf)
                              for th, m, g, w, sh, rf in rows]

@@ -163,6 +163,8 @@ class Host:
         self.result.time_ns = self.sim.env.now
         self.result.passes = self.hints.passes if self.hints is not None else 0
         self.ended = True
+        for _, _, target in self.pooled:  # its threads no longer load the pool
+            self.traffic.publish(target.name, id(target), [])
 
     def kswapd(self, interval: float):
         """kswapd: every ``interval`` of simulated time, after TPP's scheduler-tick check
