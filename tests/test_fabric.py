@@ -296,13 +296,19 @@ def test_hosts_on_a_multi_headed_device_share_only_its_queues(write, channels, s
     assert max(together) < 1.01 * min(together)
 
 
-def test_a_host_that_has_ended_loads_the_pool_no_more():
-    """Once the short run's trace ends, the long one's epochs are as they are alone."""
+@pytest.mark.parametrize("lds, room", [(["pool0.0"], "32 MiB"),
+                                       (["pool0.0", "pool0.1"], "16 MiB")])
+def test_a_host_that_has_ended_loads_the_pool_no_more(lds, room):
+    """Once the short run's trace ends, the long one's epochs are as they are alone
+    (with one LD, no thread is left on the device but its own; with two, its LDs still
+    load each other, as they do alone)."""
     from cxlsim.experiments.kinds.trace_memory import run_together
 
     busy = "real_threads=32"
-    alone = _on(0, busy).run().tables["epochs"]
-    long, short = run_together([_on(0, busy), _on(1, busy, "trace.n=100000")])
+    mine = (f"nodes={{dram: [dram0], cxl: [{', '.join(lds)}]}}",
+            f"topology.nodes[pool0].logical_devices[0].capacity={room}")
+    alone = _on(0, busy, *mine).run().tables["epochs"]
+    long, short = run_together([_on(0, busy, *mine), _on(1, busy, "trace.n=100000")])
     epochs = long.tables["epochs"]
     ended = short.tables["epochs"]["end_ns"].iloc[-1]
     after = epochs["end_ns"] - epochs["duration_ns"] > ended  # epochs begun after its end

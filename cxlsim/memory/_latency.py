@@ -352,7 +352,8 @@ def _excess(x, node, spec, starts, fractions, targets, threads, mlp, gap, read_f
     ``foreign``: other hosts' threads on the node's pooled targets
     (:func:`foreign_load`)."""
     latency[node] = x
-    foreign_load(spec, starts, targets, node, x, foreign)  # (none: every share 0)
+    if foreign.shape[0]:
+        foreign_load(spec, starts, targets, node, x, foreign)
     reads = 0.0
     writes = 0.0
     pool_wait = latency[latency.shape[0] - 1]

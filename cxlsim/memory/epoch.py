@@ -377,6 +377,12 @@ class MemorySystem:
         index = {n: k for k, n in enumerate(self.nodes)}
         arrays = self._arrays(demands)
         foreign = self._foreign()
+        if self.foreign and not foreign.size:  # the others have gone: their load goes too
+            spec, starts = arrays[:2]
+            for k, target in enumerate(self._targets()):
+                if getattr(target, "pooled", False):
+                    at = _latency.shared_at(spec, starts[k])
+                    spec[at + 1:at + 3] = 0.0
 
         def fixed(n: str, latency: dict[str, float], wait: float, tol: float) -> float:
             return _latency.node_fixed_point(index[n], self.idle[n], tol, *arrays,
