@@ -406,9 +406,9 @@ def _show_pool(topo) -> None:
         return
     latency = {(r.host, r.device): r.latency for r in topo.routes}
     rows = [{"ld": ld.name, "capacity": format_size(ld.capacity),
-             "host": topo.pool.host[ld.name] or "(fabric manager)",
-             "latency": format_time(latency[topo.pool.host[ld.name], ld.device], digits=4)
-             if topo.pool.host[ld.name] else "-"} for ld in lds]
+             "host": host or "(fabric manager)",
+             "latency": format_time(latency[host, ld.device], digits=4) if host else "-"}
+            for ld in lds for host in [topo.pool.host[ld.name]]]
     print(f"\n{len(lds)} logical devices of pooled memory (one-way latency from the host "
           f"bound):")
     print(_table(rows, ("ld", "capacity", "host", "latency")))

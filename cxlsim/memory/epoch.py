@@ -49,6 +49,9 @@ from cxlsim.memory.loaded import MemoryNode, Target, busiest
 from cxlsim.units import LINE_BYTES
 
 _FixedPoint = Callable[[str, dict[str, float], float, float], float]
+#: No other host's threads; one target at the start of its own spec (a target's report).
+_NO_FOREIGN = np.zeros((0, 7))
+_ONE_START, _ONE_TARGET = np.zeros(1, np.int64), np.array([0, 1], np.int64)
 _PoolPoint = Callable[[dict[str, float], float, float], float]
 
 
@@ -192,6 +195,8 @@ class MemorySystem:
     def _foreign(self) -> np.ndarray:
         """:attr:`foreign` as the compiled solver reads it, each row led by its target's
         number (an empty array when no other host shares a device)."""
+        if not self.foreign:  # (every epoch of a host with no pool: no work)
+            return _NO_FOREIGN
         rows = [(k, *row) for k, t in enumerate(self._targets())
                 for row in self.foreign.get(id(t), ())]
         return np.array(rows, float).reshape(-1, 7)
@@ -201,17 +206,16 @@ class MemorySystem:
         return [t for node in self.nodes.values() for t in node.targets]
 
     def _report_foreign(self, latency: Mapping[str, float]) -> None:
-        """Each pooled target's foreign load at the operating point, kept on the target
-        (its servers' report; none when the others have none)."""
+        """Each pooled target's foreign load at the operating point, written into the
+        target's own spec by the solver's formula (its servers' report; none when the
+        others have none)."""
         for name, node in self.nodes.items():
             for t in node.targets:
                 rows = self.foreign.get(id(t))
                 if rows is not None:
-                    x = latency[name]
-                    rates = [(th * m / (m * g + w * x) * sh * 1e9 * LINE_BYTES, rf)
-                             for th, m, g, w, sh, rf in rows]
-                    t.share_load(sum(r for r, _ in rates),
-                                 sum(r * (1 - rf) / rf for r, rf in rates))
+                    _latency.foreign_load(t.spec, _ONE_START, _ONE_TARGET, 0, latency[name],
+                                          np.array([(0, *r) for r in rows], float)
+                                          .reshape(-1, 7))
 
     @property
     def idle(self) -> dict[str, float]:
@@ -378,11 +382,8 @@ class MemorySystem:
         arrays = self._arrays(demands)
         foreign = self._foreign()
         if self.foreign and not foreign.size:  # the others have gone: their load goes too
-            spec, starts = arrays[:2]
-            for k, target in enumerate(self._targets()):
-                if getattr(target, "pooled", False):
-                    at = _latency.shared_at(spec, starts[k])
-                    spec[at + 1:at + 3] = 0.0
+            for k in index.values():  # (the solver loads a node only while there are some)
+                _latency.foreign_load(arrays[0], arrays[1], arrays[3], k, 0.0, foreign)
 
         def fixed(n: str, latency: dict[str, float], wait: float, tol: float) -> float:
             return _latency.node_fixed_point(index[n], self.idle[n], tol, *arrays,

@@ -142,8 +142,6 @@ class ExpanderTarget:
             mixed_costs(mode)["down"], mixed_costs(mode)["up"],
             [h.ns_per_byte for h in self.hops],
             [self._shared_from(topology, path), 0.0, 0.0]]).astype(float)
-        #: Where the load of other hosts on the device is kept in :attr:`spec`.
-        self.shared_at = len(self.spec) - 2
 
     def _shared_from(self, topology, path: tuple[str, ...]) -> int:
         """The first of this route's links another host's route to the device crosses
@@ -155,13 +153,6 @@ class ExpanderTarget:
         links = [frozenset(e) for e in zip(path, path[1:])
                  if not topology.graph.edges[e]["internal"]]
         return next((k for k, e in enumerate(links) if e in others), len(links))
-
-    def share_load(self, read_bps: float, write_bps: float) -> None:
-        """Other hosts' read and write bandwidth (B/s) on this device (a pool's), which
-        loads the links they share with this host's route and the device's queues: at
-        an operating point, for its servers' report (the solver works it out at each
-        latency it tries, :func:`cxlsim.memory._latency.foreign_load`)."""
-        self.spec[self.shared_at:self.shared_at + 2] = read_bps, write_bps
 
     def _idle(self, request: str, response: str) -> float:
         """Unloaded latency, ns, of a transaction sending ``request`` and getting ``response``."""
